@@ -1,0 +1,43 @@
+"""splendor-env: exact, fast Splendor for reinforcement learning.
+
+``splendor_env.env(num_players=2)`` is the PettingZoo AEC environment,
+``splendor_env.raw_env`` the strict one. The rules live in
+:mod:`splendor_env.rules` over the state arrays of :mod:`splendor_env.state`.
+"""
+
+from .actions import NUM_ACTIONS, action_table, describe
+from .env import EnvConfig, IllegalActionError, env, raw_env
+from .observation import OBS_DIM, OBS_LAYOUT, layout_table
+from .state import from_dict, new_state, to_dict
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "NUM_ACTIONS",
+    "OBS_DIM",
+    "OBS_LAYOUT",
+    "EnvConfig",
+    "IllegalActionError",
+    "action_table",
+    "describe",
+    "env",
+    "from_dict",
+    "layout_table",
+    "new_state",
+    "raw_env",
+    "to_dict",
+    "__version__",
+]
+
+
+def _register() -> None:
+    """Make ``pettingzoo.make("aec", "splendor_v0")`` work where PettingZoo has a registry."""
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # older PettingZoo without a registry
+        return
+    if "splendor_v0" not in aec_registry:
+        register("aec", "splendor_v0", entry_point="splendor_env:env")
+
+
+_register()

@@ -1,0 +1,297 @@
+"""PettingZoo AEC adapter over the rules in :mod:`splendor_env.rules`.
+
+``raw_env`` is strict: an illegal action raises :class:`IllegalActionError`
+(naming the action and why it is illegal) and leaves the game unchanged.
+``env()`` gives the behaviour of PettingZoo's standard wrapper stack
+(order enforcement, out-of-bounds assertion, terminate-on-illegal-move with a
+-1 penalty) in one lean layer, because the generic wrappers cost as much per
+step as the whole Splendor engine.
+
+Agents are ``player_0 .. player_{n-1}``; ``observe(agent)`` returns
+``{"observation": float32[OBS_DIM], "action_mask": int8[NUM_ACTIONS]}`` with
+an all-zero mask for agents not on move. Rewards are terminal by default: the
+sole winner +1, every loser -1, co-winners of a shared victory 0, everyone 0
+on truncation (turn cap). ``reward_mode="shaped"`` adds, for the acting
+player, ``shaping_scale * prestige gained`` on every step.
+
+Version history: 0.1.0 first release (base game).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from . import rules
+from . import state as st
+from .actions import NUM_ACTIONS, describe
+from .observation import OBS_DIM, observe
+from .render import render_text
+
+OBS_HIGH = 127.0
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in the current state."""
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Options accepted by :func:`env` / :func:`raw_env` (validated on creation)."""
+
+    num_players: int = 2
+    max_turns: int = st.DEFAULT_MAX_TURNS
+    reward_mode: str = "terminal"
+    shaping_scale: float = 0.01
+    illegal_reward: float = -1.0
+
+    def __post_init__(self) -> None:
+        st.validate_setup_args(self.num_players, 0, self.max_turns)
+        if self.reward_mode not in ("terminal", "shaped"):
+            raise ValueError(f"reward_mode must be 'terminal' or 'shaped', got {self.reward_mode!r}")
+        for name in ("shaping_scale", "illegal_reward"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, got {value!r}")
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> EnvConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"unknown option(s) {unknown}; known options: {sorted(known | {'render_mode'})}")
+        return cls(**options)
+
+
+def _as_action_id(action: Any) -> int:
+    """Accept Python/numpy integers (and 0-d integer arrays); reject anything else clearly."""
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"action must be an integer id, got bool {action!r}")
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    raise TypeError(
+        f"action must be an integer id in 0..{NUM_ACTIONS - 1}, got {type(action).__name__} {action!r}"
+    )
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
+    """Splendor as a PettingZoo AEC environment (strict: illegal actions raise)."""
+
+    metadata = {
+        "name": "splendor_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, num_players: int = 2, render_mode: str | None = None, **options: Any):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.config = EnvConfig.from_options({"num_players": num_players, **options})
+        self.render_mode = render_mode
+        self._terminate_on_illegal = False
+        n = self.config.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, OBS_HIGH, (OBS_DIM,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        act_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
+        self._state = np.zeros(st.STATE_SIZE, dtype=np.int32)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._terminal = np.zeros(st.MAX_PLAYERS, dtype=np.float64)
+        self._rng = np.random.default_rng()
+        self._has_reset = False
+
+    # -- spaces ---------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- game access ----------------------------------------------------
+    @property
+    def game_state(self) -> np.ndarray:
+        """The engine's state array (a read-only view; use :meth:`restore` to change it)."""
+        view = self._state.view()
+        view.flags.writeable = False
+        return view
+
+    def state(self) -> np.ndarray:
+        """Copy of the full state array (global, hidden information included)."""
+        return self._state.copy()
+
+    def snapshot(self) -> dict[str, Any]:
+        """JSON-serialisable snapshot of the whole game (see :func:`splendor_env.state.to_dict`)."""
+        return st.to_dict(self._state)
+
+    def restore(self, snapshot: dict[str, Any] | np.ndarray) -> None:
+        """Continue from a snapshot dict (or a state array); validated first."""
+        s = st.from_dict(snapshot) if isinstance(snapshot, dict) else np.array(snapshot, dtype=np.int32)
+        if s.shape != (st.STATE_SIZE,):
+            raise ValueError(f"state array must have shape ({st.STATE_SIZE},), got {s.shape}")
+        if int(s[st.N_PLAYERS]) != self.config.num_players:
+            raise ValueError(
+                f"snapshot is a {int(s[st.N_PLAYERS])}-player game, this env has {self.config.num_players}"
+            )
+        problems = st.check_invariants(s)
+        if problems:
+            raise ValueError("inconsistent state: " + "; ".join(problems))
+        self._reset_bookkeeping()
+        self._state[:] = s
+        self._sync_after_step(prev_prestige=None, actor=None)
+
+    def describe_action(self, action: int) -> str:
+        """The action id in words, naming the card it concerns in the current state."""
+        return describe(self._check_range(_as_action_id(action)), self._state)
+
+    # -- AEC API --------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game. ``reset(seed=s)`` always deals the same game for the same ``s``.
+
+        ``options`` is accepted for API compatibility and ignored: game options
+        are fixed when the env is created.
+        """
+        if seed is not None:
+            st.validate_setup_args(self.config.num_players, seed, self.config.max_turns)
+            self._rng = np.random.default_rng(seed)
+            game_seed = int(seed)
+        else:
+            game_seed = int(self._rng.integers(0, 2**63 - 1))
+        self._reset_bookkeeping()
+        st.setup(self._state, self.config.num_players, game_seed, self.config.max_turns)
+        self._sync_after_step(prev_prestige=None, actor=None)
+        if self.render_mode == "human":
+            self.render()
+
+    def _reset_bookkeeping(self) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._has_reset = True
+        self._illegal_ended = False
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            raise RuntimeError("observe() called before reset()")
+        seat = self._seat[agent]
+        obs = np.empty(OBS_DIM, dtype=np.float32)
+        observe(self._state, seat, obs)
+        on_move = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
+        mask = self._mask.copy() if on_move else self._zero_mask.copy()
+        return {"observation": obs, "action_mask": mask}
+
+    def _check_range(self, a: int) -> int:
+        if not 0 <= a < NUM_ACTIONS:
+            raise IllegalActionError(f"action id {a} is out of range: valid ids are 0..{NUM_ACTIONS - 1}")
+        return a
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            raise RuntimeError("step() called before reset()")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        a = self._check_range(_as_action_id(action))
+        if not self._mask[a]:
+            if self._terminate_on_illegal:
+                self._end_by_illegal_move(agent, a)
+                return
+            reason = rules.REASONS[rules.illegal_reason(self._state, a)]
+            raise IllegalActionError(f"illegal action {a} ({describe(a, self._state)}) for {agent}: {reason}")
+        seat = self._seat[agent]
+        prev = self._state[st.player_offset(seat) + st.P_PRESTIGE]
+        self._cumulative_rewards[agent] = 0.0
+        rules.apply_action(self._state, a)
+        self._sync_after_step(prev_prestige=prev, actor=agent)
+        if self.render_mode == "human":
+            self.render()
+
+    def _sync_after_step(self, prev_prestige: int | None, actor: str | None) -> None:
+        """Mirror the engine state into PettingZoo's dicts (rewards, flags, selection, mask)."""
+        s = self._state
+        for a in self.rewards:
+            self.rewards[a] = 0.0
+        phase = s[st.PHASE]
+        if phase == st.PHASE_GAME_OVER:
+            rules.terminal_rewards(s, self._terminal)
+            for i, a in enumerate(self.possible_agents):
+                self.rewards[a] = float(self._terminal[i])
+                self.terminations[a] = True
+        elif phase == st.PHASE_TRUNCATED:
+            for a in self.possible_agents:
+                self.truncations[a] = True
+        if actor is not None and self.config.reward_mode == "shaped":
+            gained = s[st.player_offset(self._seat[actor]) + st.P_PRESTIGE] - prev_prestige
+            self.rewards[actor] += self.config.shaping_scale * float(gained)
+        self.agent_selection = self.possible_agents[s[st.CURRENT]]
+        rules.legal_mask(s, self._mask)
+        self._accumulate_rewards()
+
+    def _end_by_illegal_move(self, agent: str, action: int) -> None:
+        """PettingZoo's TerminateIllegalWrapper convention: offender gets the penalty, game ends."""
+        warnings.warn(
+            f"[WARNING]: Illegal move made by {agent}: action {action}; game terminated with "
+            f"reward {self.config.illegal_reward} for {agent}",
+            stacklevel=3,
+        )
+        self._illegal_ended = True
+        self._cumulative_rewards[agent] = 0.0
+        for a in self.agents:
+            self.rewards[a] = 0.0
+            self.terminations[a] = True
+            self.truncations[a] = True
+        self.rewards[agent] = float(self.config.illegal_reward)
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    def render(self) -> str | None:
+        if not self._has_reset:
+            raise RuntimeError("render() called before reset()")
+        if self.render_mode is None:
+            warnings.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2
+            )
+            return None
+        text = render_text(self._state, viewer=None)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def env(num_players: int = 2, render_mode: str | None = None, **options: Any) -> raw_env:
+    """The environment with PettingZoo's usual guarantees, delivered by one lean layer.
+
+    Differences from :class:`raw_env`: a masked (illegal) action id ends the game with ``illegal_reward`` (default -1) for the offender and 0
+    for the others, with a warning, as PettingZoo's ``TerminateIllegalWrapper``
+    does. An out-of-range id or a non-integer action still raises
+    (``IllegalActionError`` / ``TypeError``), as ``AssertOutOfBoundsWrapper`` would.
+    """
+    e = raw_env(num_players=num_players, render_mode=render_mode, **options)
+    e._terminate_on_illegal = True
+    return e
