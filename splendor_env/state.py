@@ -207,7 +207,7 @@ def validate_setup_args(num_players: Any, seed: Any, max_turns: Any) -> None:
 
 
 def _tokens(arr: np.ndarray) -> dict[str, int]:
-    return {name: int(v) for name, v in zip(TOKEN_COLOURS, arr)}
+    return {name: int(v) for name, v in zip(TOKEN_COLOURS, arr, strict=False)}
 
 
 def to_dict(s: np.ndarray) -> dict[str, Any]:
