@@ -1,0 +1,51 @@
+"""The one interface every policy implements.
+
+An agent is built from a spec string by :func:`agents.make` and answers
+``act(observation, action_mask) -> int`` on the env's own observation vector
+(``float32[OBS_DIM]``) and mask (``int8[NUM_ACTIONS]``), always returning a
+legal id. Agents that search the game tree also need a state to search from:
+the caller passes ``state=``, a *determinised* state array in which all
+information hidden from the acting seat has been resampled
+(:func:`splendor_env.determinize.determinize`), so a search agent can never
+see a deck order or an opponent's blind reservation it would not know at the
+table. ``act_batch`` is the batched form, with a default loop.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+
+class Agent:
+    """Base class: subclasses implement :meth:`act`; ``seed`` makes them reproducible."""
+
+    #: Spec name this agent is registered under (``"random"``, ``"greedy"``...).
+    name: ClassVar[str] = "agent"
+    #: True for agents that need ``state=`` (a determinised state) in :meth:`act`.
+    needs_state: ClassVar[bool] = False
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
+        raise NotImplementedError
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions for a batch ``[B, OBS_DIM]`` / ``[B, NUM_ACTIONS]``; override when it can be vectorised."""
+        return np.array([self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def check_mask(action_mask: np.ndarray) -> np.ndarray:
+    """Indices of the legal actions; a clear error for an all-zero mask."""
+    legal = np.flatnonzero(action_mask)
+    if legal.size == 0:
+        raise ValueError("action_mask has no legal action: is this agent on move, and is the game still running?")
+    return legal
