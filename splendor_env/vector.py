@@ -1,0 +1,260 @@
+"""Batched engine: ``B`` games held in one ``[B, STATE_SIZE]`` array, stepped in one call.
+
+There is no rule here: every game row goes through the same
+:func:`splendor_env.rules.apply_action`, :func:`~splendor_env.rules.legal_mask`
+and :func:`splendor_env.observation.observe` as the AEC env, inside one
+numba-compiled loop, so a batch step costs one Python call.
+
+Conventions (the same observation layout and action table as the AEC env):
+
+* ``obs[b]`` is the view of the seat on move in game ``b`` (``player[b]``),
+  ``mask[b]`` its legal actions.
+* ``rewards[b, p]`` is what seat ``p`` of game ``b`` received on this step:
+  the AEC env's terminal scheme (sole winner +1, losers -1, co-winners 0,
+  truncation 0), plus prestige shaping if ``reward_mode="shaped"``.
+* A game that ends is reset at once (auto-reset, as in Gymnasium's vector
+  envs): ``terminated[b]`` / ``truncated[b]`` are set, ``obs[b]`` is already
+  the new game's first observation, and ``info["final_observation"][b, p]``
+  holds every seat's view of the finished game (``info["final_state"][b]``
+  its state array).
+* Seeding: ``reset(seed=s)`` deals game ``b`` with seed ``s + b``; each
+  later game takes the next unused seed (``s + B``, ``s + B + 1``...) in slot
+  order. ``splendor_env.env().reset(seed=k)`` deals exactly the same game for
+  the same ``k``, so any batched game can be replayed in the AEC env.
+* ``step(actions, env_ids=...)`` steps only the listed games (for self-play,
+  where different games wait for different players); the others are untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from . import state as st
+from .actions import NUM_ACTIONS
+from .env import EnvConfig
+from .observation import OBS_DIM, observe
+from .rules import REASONS, apply_action, illegal_reason, is_over, legal_mask, terminal_rewards
+
+
+@njit(cache=True)
+def _refresh(states, env_ids, obs, masks, players):  # pragma: no cover - compiled
+    for i in range(env_ids.shape[0]):
+        b = env_ids[i]
+        p = states[b, st.CURRENT]
+        players[b] = p
+        observe(states[b], p, obs[b])
+        legal_mask(states[b], masks[b])
+
+
+@njit(cache=True)
+def _reset_games(states, env_ids, seeds, num_players, max_turns):  # pragma: no cover - compiled
+    for i in range(env_ids.shape[0]):
+        st.setup(states[env_ids[i]], num_players, seeds[i], max_turns)
+
+
+@njit(cache=True)
+def _first_illegal(states, masks, env_ids, actions):  # pragma: no cover - compiled
+    for i in range(env_ids.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= NUM_ACTIONS or masks[env_ids[i], a] == 0:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _step(
+    states,
+    env_ids,
+    actions,
+    obs,
+    masks,
+    players,
+    rewards,
+    terminated,
+    truncated,
+    final_obs,
+    final_states,
+    next_seed,
+    max_turns,
+    shaping_scale,
+):  # pragma: no cover - compiled
+    n = states[0, st.N_PLAYERS]
+    terminal = np.zeros(st.MAX_PLAYERS, dtype=np.float64)
+    for i in range(env_ids.shape[0]):
+        b = env_ids[i]
+        s = states[b]
+        p = s[st.CURRENT]
+        po = st.player_offset(p)
+        before = s[po + st.P_PRESTIGE]
+        apply_action(s, actions[i])
+        for q in range(n):
+            rewards[b, q] = 0.0
+        if shaping_scale != 0.0:
+            rewards[b, p] += shaping_scale * (s[po + st.P_PRESTIGE] - before)
+        if is_over(s):
+            if s[st.PHASE] == st.PHASE_GAME_OVER:
+                terminal_rewards(s, terminal)
+                for q in range(n):
+                    rewards[b, q] += terminal[q]
+                terminated[b] = True
+            else:
+                truncated[b] = True
+            for q in range(n):
+                observe(s, q, final_obs[b, q])
+            final_states[b, :] = s
+            st.setup(s, n, next_seed[0], max_turns)
+            next_seed[0] += 1
+        q = s[st.CURRENT]
+        players[b] = q
+        observe(s, q, obs[b])
+        legal_mask(s, masks[b])
+
+
+class VectorEnv:
+    """``num_envs`` Splendor games stepped together; see the module docstring.
+
+    ``copy=False`` returns the internal buffers (valid until the next call)
+    instead of fresh arrays, for the last bit of speed.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 2,
+        seed: int | None = None,
+        copy: bool = True,
+        **options: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        self.config = EnvConfig.from_options({"num_players": num_players, **options})
+        self.num_envs = int(num_envs)
+        self.num_players = self.config.num_players
+        self.copy = copy
+        b, n = self.num_envs, self.num_players
+        self.states = np.zeros((b, st.STATE_SIZE), dtype=np.int32)
+        self._obs = np.zeros((b, OBS_DIM), dtype=np.float32)
+        self._masks = np.zeros((b, NUM_ACTIONS), dtype=np.int8)
+        self._players = np.zeros(b, dtype=np.int32)
+        self._rewards = np.zeros((b, n), dtype=np.float32)
+        self._terminated = np.zeros(b, dtype=np.bool_)
+        self._truncated = np.zeros(b, dtype=np.bool_)
+        self._final_obs = np.zeros((b, n, OBS_DIM), dtype=np.float32)
+        self._final_states = np.zeros((b, st.STATE_SIZE), dtype=np.int32)
+        self._next_seed = np.zeros(1, dtype=np.int64)
+        self._all = np.arange(b, dtype=np.int64)
+        self._shaping = self.config.shaping_scale if self.config.reward_mode == "shaped" else 0.0
+        self._has_reset = False
+        self._seed = seed
+
+    def _out(self, arr: np.ndarray) -> np.ndarray:
+        return arr.copy() if self.copy else arr
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal ``num_envs`` new games; returns ``(obs, mask, player)``."""
+        if seed is None:
+            seed = self._seed if not self._has_reset and self._seed is not None else None
+        if seed is None:
+            seed = int(np.random.default_rng().integers(0, 2**62))
+        st.validate_setup_args(self.num_players, seed, self.config.max_turns)
+        seeds = np.arange(seed, seed + self.num_envs, dtype=np.int64)
+        _reset_games(self.states, self._all, seeds, self.num_players, self.config.max_turns)
+        self._next_seed[0] = seed + self.num_envs
+        _refresh(self.states, self._all, self._obs, self._masks, self._players)
+        self._has_reset = True
+        return self._out(self._obs), self._out(self._masks), self._out(self._players)
+
+    @property
+    def action_masks(self) -> np.ndarray:
+        """Current legal-action masks ``[B, NUM_ACTIONS]`` (int8)."""
+        return self._out(self._masks)
+
+    def step(
+        self, actions: np.ndarray, env_ids: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Play one action in each listed game (all games by default).
+
+        Returns ``(obs, mask, player, rewards, terminated, truncated, info)``,
+        all indexed by game slot ``[B, ...]``; games not in ``env_ids`` keep
+        their observation and get zero rewards and False flags. An illegal
+        action raises ``ValueError`` naming the game, the action and the
+        reason, before any game is changed.
+        """
+        if not self._has_reset:
+            raise RuntimeError("step() called before reset()")
+        ids = self._all if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+        acts = np.asarray(actions)
+        if acts.shape != ids.shape or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape {ids.shape}, got {acts.dtype} {acts.shape}"
+            )
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs or np.unique(ids).size != ids.size):
+            raise ValueError(f"env_ids must be distinct game indices in 0..{self.num_envs - 1}")
+        acts = acts.astype(np.int64, copy=False)
+        bad = _first_illegal(self.states, self._masks, ids, acts)
+        if bad >= 0:
+            b, a = int(ids[bad]), int(acts[bad])
+            if not 0 <= a < NUM_ACTIONS:
+                raise ValueError(f"game {b}: action id {a} is out of range 0..{NUM_ACTIONS - 1}")
+            reason = REASONS[illegal_reason(self.states[b], a)]
+            raise ValueError(f"game {b}: illegal action {a}: {reason}")
+        self._rewards.fill(0.0)
+        self._terminated.fill(False)
+        self._truncated.fill(False)
+        _step(
+            self.states,
+            ids,
+            acts,
+            self._obs,
+            self._masks,
+            self._players,
+            self._rewards,
+            self._terminated,
+            self._truncated,
+            self._final_obs,
+            self._final_states,
+            self._next_seed,
+            self.config.max_turns,
+            self._shaping,
+        )
+        info = {"final_observation": self._final_obs, "final_state": self._final_states}
+        return (
+            self._out(self._obs),
+            self._out(self._masks),
+            self._out(self._players),
+            self._out(self._rewards),
+            self._out(self._terminated),
+            self._out(self._truncated),
+            info,
+        )
+
+    def observe(self, seat: int) -> np.ndarray:
+        """Every game seen by seat ``seat`` (``[B, OBS_DIM]``), e.g. for a fixed learner seat."""
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat must be in 0..{self.num_players - 1}, got {seat}")
+        out = np.empty((self.num_envs, OBS_DIM), dtype=np.float32)
+        for b in range(self.num_envs):
+            observe(self.states[b], seat, out[b])
+        return out
+
+
+@njit(cache=True)
+def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """One uniformly random legal action per row of ``masks`` (for benchmarks and random play)."""
+    b = masks.shape[0]
+    out = np.empty(b, dtype=np.int64)
+    for i in range(b):
+        n = 0
+        for a in range(masks.shape[1]):
+            n += masks[i, a]
+        k = st._randint(seed_state, n)
+        for a in range(masks.shape[1]):
+            if masks[i, a]:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+    return out
