@@ -1,0 +1,160 @@
+"""Environment throughput benchmark: batched engine, AEC env, and a PettingZoo reference.
+
+Usage::
+
+    python -m training.bench_env                 # full run (about 1-2 minutes)
+    python -m training.bench_env --seconds 0.5   # quick look
+    python -m training.bench_env --json out.json # also write the figures as JSON
+
+In one run, with uniformly random legal actions, 2 players, one thread, it prints:
+
+1. batched engine steps per second per core (masks and observations included)
+   for B in {1, 64, 1024, 4096};
+2. the wrapped (``splendor_env.env``) and raw AEC env, steps per second;
+3. PettingZoo's ``connect_four_v3`` (wrapped) in the same loop, and the ratio
+   of (2) to it;
+4. peak memory per 1000 batched games (tracemalloc, all buffers included) and
+   the one-time numba compile time from a cold cache (in a subprocess).
+
+The AEC loop is PettingZoo's documented one (``agent_iter`` / ``last`` /
+``step``) with a random legal action drawn from the mask, the same code for
+both environments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from typing import Any
+
+import numpy as np
+
+BATCH_SIZES = (1, 64, 1024, 4096)
+
+
+def bench_batched(batch: int, seconds: float, num_players: int = 2) -> float:
+    """Steps per second of :class:`VectorEnv` (all games stepped each call)."""
+    from splendor_env.vector import VectorEnv, sample_legal_actions
+
+    venv = VectorEnv(batch, num_players, copy=False)
+    _, masks, _ = venv.reset(seed=0)
+    rng = np.array([12345], dtype=np.uint64)
+    venv.step(sample_legal_actions(masks, rng))  # warm-up (compiled code already cached)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(10):
+            _, masks, *_ = venv.step(sample_legal_actions(masks, rng))
+        steps += 10 * batch
+    return steps / (time.perf_counter() - start)
+
+
+def bench_aec(make_env, seconds: float) -> float:
+    """Steps per second of an AEC env under PettingZoo's standard loop with random legal moves."""
+    env = make_env()
+    rng = np.random.default_rng(0)
+    steps = 0
+    game = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=game)
+        game += 1
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.integers(legal.size)])
+            env.step(action)
+            steps += 1
+            del agent
+    return steps / (time.perf_counter() - start)
+
+
+def memory_per_1000_games(batch: int = 1000, steps: int = 200) -> float:
+    """Peak traced memory (MB) of a VectorEnv of ``batch`` games while stepping, per 1000 games."""
+    from splendor_env.vector import VectorEnv, sample_legal_actions
+
+    tracemalloc.start()
+    venv = VectorEnv(batch, 2)
+    _, masks, _ = venv.reset(seed=0)
+    rng = np.array([1], dtype=np.uint64)
+    for _ in range(steps):
+        _, masks, *_ = venv.step(sample_legal_actions(masks, rng))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 1e6 * 1000 / batch
+
+
+_COLD_COMPILE = """
+import time, numpy as np
+t = time.perf_counter()
+import splendor_env
+from splendor_env.vector import VectorEnv, sample_legal_actions
+e = splendor_env.env(); e.reset(seed=0); e.step(int(np.flatnonzero(e.observe('player_0')['action_mask'])[0]))
+v = VectorEnv(4); _, m, _ = v.reset(seed=0); v.step(sample_legal_actions(m, np.array([1], dtype=np.uint64)))
+print(time.perf_counter() - t)
+"""
+
+
+def cold_compile_seconds() -> float:
+    """Import + first step of the AEC env and the batched path with an empty numba cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        out = subprocess.run(
+            [sys.executable, "-c", _COLD_COMPILE], env=env, capture_output=True, text=True, check=True
+        )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--skip-compile", action="store_true", help="skip the cold-cache compile measurement")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    import splendor_env
+
+    results: dict[str, Any] = {"cores": os.cpu_count(), "num_players": 2}
+    if not args.skip_compile:
+        results["cold_compile_s"] = cold_compile_seconds()
+        print(f"cold-cache compile (import + first steps): {results['cold_compile_s']:.1f} s")
+    print(f"{'environment':<34} {'steps/s':>12}")
+    for batch in BATCH_SIZES:
+        sps = bench_batched(batch, args.seconds)
+        results[f"batched_B{batch}"] = sps
+        print(f"{f'batched engine B={batch} (1 core)':<34} {sps:>12,.0f}")
+    results["aec_wrapped"] = bench_aec(lambda: splendor_env.env(num_players=2), args.seconds)
+    print(f"{'splendor_env.env (wrapped AEC)':<34} {results['aec_wrapped']:>12,.0f}")
+    results["aec_raw"] = bench_aec(lambda: splendor_env.raw_env(num_players=2), args.seconds)
+    print(f"{'splendor_env.raw_env (raw AEC)':<34} {results['aec_raw']:>12,.0f}")
+    try:
+        from pettingzoo.classic import connect_four_v3
+    except ImportError as exc:  # pygame missing: the reference needs the 'bench' extra
+        print(f"connect_four_v3 unavailable ({exc}); install the 'bench' extra for the reference")
+    else:
+        results["connect_four_v3_wrapped"] = bench_aec(connect_four_v3.env, args.seconds)
+        results["ratio_wrapped_vs_connect_four"] = results["aec_wrapped"] / results["connect_four_v3_wrapped"]
+        print(f"{'connect_four_v3 (wrapped AEC)':<34} {results['connect_four_v3_wrapped']:>12,.0f}")
+        print(
+            f"ratio splendor wrapped / connect_four wrapped: {results['ratio_wrapped_vs_connect_four']:.2f}x"
+        )
+    results["memory_mb_per_1000_games"] = memory_per_1000_games()
+    print(f"peak memory per 1000 batched games: {results['memory_mb_per_1000_games']:.1f} MB")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=2)
+    return results
+
+
+if __name__ == "__main__":
+    main()
