@@ -1,0 +1,94 @@
+"""Play and show Splendor games between agents (the README's main job).
+
+Usage::
+
+    python -m training.play                                  # greedy vs random, one game, shown
+    python -m training.play --agents mcts greedy random --seed 3
+    python -m training.play --agents random random --render every
+    python -m training.play --games 20 --render none         # just the results
+
+Each move is printed in words (``describe``); ``--render every`` draws the
+board before every decision, ``final`` (default) only the final board.
+Agents are spec strings understood by :func:`agents.make`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+import agents
+import splendor_env
+from splendor_env.determinize import determinize
+
+
+def play_game(
+    specs: list[str], seed: int, render: str = "final", verbose: bool = True, max_turns: int | None = None
+) -> dict[str, Any]:
+    """Play one game through the AEC env; returns the final snapshot and rewards."""
+    options = {} if max_turns is None else {"max_turns": max_turns}
+    env = splendor_env.env(num_players=len(specs), render_mode="ansi", **options)
+    env.reset(seed=seed)
+    players = {
+        agent: agents.make(spec, seed=seed * 101 + i)
+        for i, (agent, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
+    }
+    rng = np.random.default_rng(seed)
+    rewards: dict[str, float] = {}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        if term or trunc:
+            rewards[agent] = float(reward)
+            env.step(None)
+            continue
+        if render == "every" and verbose:
+            print(env.render() + "\n")
+        policy = players[agent]
+        state = (
+            determinize(env.state(), env.possible_agents.index(agent), rng) if policy.needs_state else None
+        )
+        action = policy.act(obs["observation"], obs["action_mask"], state=state)
+        if verbose:
+            print(f"{agent} ({specs[env.possible_agents.index(agent)]}): {env.describe_action(action)}")
+        env.step(action)
+    snapshot = env.snapshot()
+    if verbose and render != "none":
+        print("\n" + env.render())
+    return {"snapshot": snapshot, "rewards": rewards}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Play Splendor games between agents and show them.")
+    parser.add_argument(
+        "--agents", nargs="+", default=["greedy", "random"], help="one agent spec per seat (2-4)"
+    )
+    parser.add_argument("--games", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--render", choices=["every", "final", "none"], default="final")
+    parser.add_argument("--quiet", action="store_true", help="no move log, only results")
+    args = parser.parse_args(argv)
+    if not 2 <= len(args.agents) <= 4:
+        parser.error(f"--agents needs 2 to 4 specs (one per seat), got {len(args.agents)}")
+    for spec in args.agents:  # fail fast on a bad spec, before any game is played
+        agents.make(spec)
+    wins = np.zeros(len(args.agents))
+    for g in range(args.games):
+        result = play_game(
+            args.agents, args.seed + g, args.render, verbose=not args.quiet and args.games == 1
+        )
+        winners = result["snapshot"]["winners"]
+        for w in winners:
+            wins[w] += 1 / len(winners)
+        scores = [p["prestige"] for p in result["snapshot"]["players"]]
+        print(
+            f"game {g} (seed {args.seed + g}): prestige {scores}, winners {[f'player_{w}' for w in winners]}"
+        )
+    if args.games > 1:
+        for i, spec in enumerate(args.agents):
+            print(f"player_{i} {spec:<20} wins {wins[i]:.1f}/{args.games}")
+
+
+if __name__ == "__main__":
+    main()
