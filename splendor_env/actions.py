@@ -30,7 +30,8 @@ from itertools import combinations
 
 import numpy as np
 
-from .cards import CARD_POINTS, COLOURS, TOKEN_COLOURS
+from . import state as st
+from .cards import CARD_COLOUR, CARD_POINTS, COLOURS, NOBLE_REQ, TOKEN_COLOURS
 
 TAKE3_SETS = np.array(list(combinations(range(5), 3)), dtype=np.int32)
 TAKE2_SETS = np.array(list(combinations(range(5), 2)), dtype=np.int32)
@@ -95,15 +96,11 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
 
     ``describe(47, s)`` -> ``"buy market card L1 slot 3 (red, 1 pt)"``.
     """
-    from . import state as st  # local: state imports numba, keep this module light
-
     name, i = block_of(int(action))
 
     def card_words(card: int) -> str:
         if card < 0:
             return "empty"
-        from .cards import CARD_COLOUR
-
         pts = int(CARD_POINTS[card])
         return f"{COLOURS[CARD_COLOUR[card]]}, {pts} pt{'s' if pts != 1 else ''}"
 
@@ -134,8 +131,6 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
     if name == "choose_noble":
         text = f"choose noble slot {i + 1}"
         if state is not None and state[st.NOBLE_ID + i] >= 0:
-            from .cards import NOBLE_REQ
-
             req = NOBLE_REQ[int(state[st.NOBLE_ID + i])]
             text += " (" + " ".join(f"{n} {COLOURS[c]}" for c, n in enumerate(req) if n) + ")"
         return text

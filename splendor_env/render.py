@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import state as st
-from .cards import CARD_COLOUR, CARD_COST, CARD_POINTS, COLOUR_LETTERS, COLOURS, NOBLE_REQ
+from .cards import CARD_COLOUR, CARD_COST, CARD_LEVEL, CARD_POINTS, COLOUR_LETTERS, COLOURS, NOBLE_REQ
 
 
 def _tokens(arr: np.ndarray) -> str:
@@ -57,8 +57,6 @@ def render_text(s: np.ndarray, viewer: int | None = None) -> str:
                 continue
             blind = bool(s[po + st.P_RESERVED_BLIND + r])
             if blind and viewer is not None and viewer != p:
-                from .cards import CARD_LEVEL
-
                 lines.append(f"    reserved {r + 1}: hidden level {CARD_LEVEL[card] + 1} card")
             else:
                 lines.append(f"    reserved {r + 1}: {_card(card).rstrip()}" + (" (blind)" if blind else ""))
