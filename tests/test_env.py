@@ -620,7 +620,7 @@ def test_truncation_is_not_termination(ctor) -> None:
     e.reset(seed=0)
     rng = np.random.default_rng(0)
     steps = 0
-    while not any(e.truncations.values()):
+    while not (any(e.truncations.values()) or any(e.terminations.values())):
         mask = e.observe(e.agent_selection)["action_mask"]
         e.step(int(rng.choice(np.flatnonzero(mask))))
         steps += 1

@@ -692,9 +692,11 @@ def test_prestige_counts_nobles() -> None:
 
 
 def test_no_final_round_below_fifteen() -> None:
-    s = make_state(2, tokens={0: "4G"}, purchased={0: [73, 77, 31]}, market={(0, 0): 7})  # 11 + 1
-    after = play(s, buy_market(0, 0), take3(W, U, G))
-    assert after[st.FINAL_ROUND] == 0 and phase_of(after) == "main"
+    """14 prestige is not enough: the game goes on past the last seat."""
+    s = make_state(2, purchased={0: FOURTEEN})
+    after = play(s, take3(W, U, G), take3(W, U, G))
+    assert player(after, 0)["prestige"] == 14
+    assert after[st.FINAL_ROUND] == 0 and phase_of(after) == "main" and after[st.CURRENT] == 0
 
 
 # ---------------------------------------------------------------------------
