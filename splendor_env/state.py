@@ -36,6 +36,7 @@ from .cards import (
     LEVEL_OFFSETS,
     LEVEL_SIZES,
     NOBLE_POINTS,
+    NOBLE_REQ,
     NUM_CARDS,
     NUM_NOBLES,
     TOKEN_COLOURS,
@@ -310,6 +311,8 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
             po = PLAYERS + p * PLAYER_SIZE
             s[po + P_TOKENS : po + P_TOKENS + 6] = [int(pl["tokens"][c]) for c in TOKEN_COLOURS]
             for c in pl.get("purchased", []):
+                if not 0 <= int(c) < NUM_CARDS:
+                    raise ValueError(f"player {p}: purchased card id {c} out of range")
                 s[CARD_OWNER + int(c)] = p
             s[po + P_RESERVED : po + P_RESERVED + MAX_RESERVED] = -1
             if len(pl.get("reserved", [])) > MAX_RESERVED:
@@ -326,6 +329,8 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
                     + MAX_RESERVED
                 ] = -1
         for p in d.get("winners", []):
+            if not 0 <= int(p) < n:
+                raise ValueError(f"winner {p} is not a seat of a {n}-player game")
             s[OUTCOME + int(p)] = 1
     except (KeyError, TypeError, IndexError) as exc:
         raise ValueError(f"malformed state snapshot: {exc!r}") from exc
@@ -348,6 +353,34 @@ def recompute_derived(s: np.ndarray) -> None:
         nobles = [s[NOBLE_ID + k] for k in range(NOBLE_SLOTS) if s[NOBLE_OWNER + k] == p]
         s[po + P_NOBLES] = len(nobles)
         s[po + P_PRESTIGE] = int(CARD_POINTS[mine].sum()) + int(sum(NOBLE_POINTS[k] for k in nobles))
+
+
+def _phase_problems(s: np.ndarray, n: int) -> list[str]:
+    """Header fields a reachable position always satisfies (so the mask is never empty mid-game)."""
+    problems = []
+    phase, cur = int(s[PHASE]), int(s[CURRENT])
+    if not 0 <= phase < len(PHASE_NAMES) or not 0 <= cur < n:
+        return [f"phase {phase} or current player {cur} out of range"]
+    if s[TURN] < 0 or s[PASSES] < 0:
+        problems.append("turn and consecutive passes must be non-negative")
+    po = PLAYERS + cur * PLAYER_SIZE
+    if phase == PHASE_DISCARD and s[po + P_TOKENS : po + P_TOKENS + 6].sum() <= TOKEN_LIMIT:
+        problems.append("discard phase but the player on move holds at most 10 tokens")
+    if phase == PHASE_NOBLE:
+        bonus = s[po + P_BONUS : po + P_BONUS + 5]
+        qualify = sum(
+            1
+            for k in range(NOBLE_SLOTS)
+            if s[NOBLE_ID + k] >= 0 and s[NOBLE_OWNER + k] < 0 and (bonus >= NOBLE_REQ[s[NOBLE_ID + k]]).all()
+        )
+        if qualify < 2:
+            problems.append("noble phase but fewer than 2 nobles on offer qualify for the player on move")
+    outcome = s[OUTCOME : OUTCOME + MAX_PLAYERS]
+    if outcome[n:].any() or not np.isin(outcome, (0, 1)).all():
+        problems.append(f"outcome {outcome.tolist()} marks seats outside the game")
+    elif phase != PHASE_GAME_OVER and outcome.any():
+        problems.append("winners set before the game is over")
+    return problems
 
 
 def check_invariants(s: np.ndarray) -> list[str]:
@@ -417,6 +450,11 @@ def check_invariants(s: np.ndarray) -> list[str]:
     ids = [int(s[NOBLE_ID + k]) for k in range(NOBLE_SLOTS) if s[NOBLE_ID + k] >= 0]
     if len(set(ids)) != len(ids) or any(i >= NUM_NOBLES for i in ids):
         problems.append(f"noble ids invalid or repeated: {ids}")
+    for k in range(NOBLE_SLOTS):
+        o = int(s[NOBLE_OWNER + k])
+        if not -1 <= o < n or (o >= 0 and s[NOBLE_ID + k] < 0):
+            problems.append(f"noble slot {k + 1} owned by invalid seat {o}")
+    problems += _phase_problems(s, n)
     derived = s.copy()
     recompute_derived(derived)
     if not np.array_equal(derived, s):

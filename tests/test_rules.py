@@ -468,16 +468,21 @@ def test_two_qualifying_nobles_the_player_chooses_one() -> None:
     assert phase_of(later) == "main" and later[st.CURRENT] == 1
 
 
-def test_noble_taken_by_another_player_is_gone() -> None:
-    """Noble slot indices stay put; a taken noble is no longer offered."""
+def test_noble_owned_by_another_player_is_not_offered() -> None:
+    """Noble 6 would qualify too, but seat 1 already has it: only the two on offer are choices."""
     s = make_state(
-        2, tokens={0: "2R"}, purchased={0: WHITE4_BLUE3 + GREEN3}, market={(0, 0): 14}, nobles=[0, 5, 3]
+        2,
+        tokens={0: "2R"},
+        purchased={0: WHITE4_BLUE3 + GREEN3 + [32, 33, 34]},  # + 3 black bonuses
+        market={(0, 0): 14},
+        nobles=[0, 5],
+        player_nobles={1: [6]},  # slot 3 (index 2), owned by seat 1
     )
-    d = st.to_dict(play(s, buy_market(0, 0)))
-    d["nobles"][0]["owner"] = 1  # someone else took noble 0 meanwhile
-    s2 = st.from_dict(d)
-    assert legal(s2) == {choose_noble(1)}
-    assert refused(s2, choose_noble(0)) == rules.R_NO_NOBLE
+    after = play(s, buy_market(0, 0))
+    assert phase_of(after) == "noble"
+    assert legal(after) == {choose_noble(0), choose_noble(1)}
+    assert refused(after, choose_noble(2)) == rules.R_NO_NOBLE
+    assert noble_owner(play(after, choose_noble(0)), 6) == 1
 
 
 def test_nobles_count_bonuses_only_never_tokens() -> None:
