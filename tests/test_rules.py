@@ -731,3 +731,38 @@ def test_turn_counts_whole_turns_not_decisions() -> None:
     s = make_state(2, tokens={0: "3W 3U 3G"}, max_turns=2)
     s = play(s, take3(W, U, G), discard(W), discard(U))
     assert s[st.TURN] == 1 and phase_of(s) == "main"
+
+
+# ---------------------------------------------------------------------------
+# The position builder itself (every test above relies on it)
+
+
+def test_make_state_places_what_it_is_told() -> None:
+    s = make_state(
+        3,
+        bank="2W 3*",
+        tokens={0: "1U 2*", 2: "3R"},
+        purchased={1: [7, 73]},
+        reserved={0: [(41, True), 2]},
+        market={(2, 3): 89, (0, 0): -1},
+        deck_sizes={1: 5},
+        nobles=[4, 9],
+        player_nobles={2: [0]},
+        current=2,
+        final_round=True,
+    )
+    d = st.to_dict(s)
+    assert d["bank"] == {"white": 2, "blue": 0, "green": 0, "red": 0, "black": 0, "gold": 3}
+    assert tokens_of(s, 0) == [0, 1, 0, 0, 0, 2] and tokens_of(s, 2) == [0, 0, 0, 3, 0, 0]
+    assert tokens_of(s, 1) == [3, 4, 5, 2, 5, 0], "the tokens nobody was given go to the other seats"
+    assert d["players"][1]["purchased"] == [7, 73] and d["players"][1]["prestige"] == 6
+    cut = d["players"][2]["purchased"]
+    assert len(cut) == 30 - 4 - 1 - 5 and all(CARD_LEVEL[c] == 1 for c in cut), (
+        "cut level-2 cards (all but market, card 41 and 5 left) go to the last seat"
+    )
+    assert reserved_of(s, 0) == [(41, True), (2, False)]
+    assert market_card(s, 2, 3) == 89 and market_card(s, 0, 0) == -1
+    assert len(deck(s, 1)) == 5
+    assert [(e["noble"], e["owner"]) for e in d["nobles"]] == [(4, None), (9, None), (0, 2)]
+    assert d["current_player"] == 2 and d["final_round"]
+    assert st.check_invariants(s) == []
