@@ -23,7 +23,7 @@ from .base import Agent
 _SPECS: dict[str, str] = {
     "random": "uniform over legal actions",
     "greedy": "one-ply heuristic on the observation (agents/greedy.py)",
-    "mcts": "determinised MCTS; options: mcts:sims=400,c=1.0,depth=200,eps=0.1,noise=0.3,rollout=greedy",
+    "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, noise, rollout, shaping, sims, widen",
     "ppo": "MaskablePPO checkpoint: ppo:path/to/model.zip",
 }
 

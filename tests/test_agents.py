@@ -69,6 +69,7 @@ def test_phase_states_cover_every_phase() -> None:
 
 def test_known_specs_and_make() -> None:
     assert set(agents.known_specs()) == {"random", "greedy", "mcts", "ppo"}
+    assert agents.known_specs()["mcts"].endswith("keys " + ", ".join(sorted(PARAMS)))
     assert isinstance(agents.make("random"), RandomAgent)
     assert isinstance(agents.make(" Greedy "), GreedyAgent)
     m = agents.make("mcts:sims=5, c=0.5,rollout=random", seed=1)
@@ -83,7 +84,11 @@ def test_known_specs_and_make() -> None:
     [
         ("alphazero", {}, "known: greedy, mcts, ppo, random"),
         ("", {}, "non-empty"),
-        ("mcts:bogus=1", {}, "valid keys: \\['c', 'depth', 'eps', 'noise', 'rollout', 'sims'\\]"),
+        (
+            "mcts:bogus=1",
+            {},
+            "valid keys: \\['c', 'depth', 'eps', 'noise', 'rollout', 'shaping', 'sims', 'widen'\\]",
+        ),
         ("mcts:sims=lots", {}, "sims='lots' is not a valid int"),
         ("mcts:sims=1.5", {}, "not a valid int"),
         ("mcts:sims=0", {}, "out of range: sims=0"),
