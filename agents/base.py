@@ -37,7 +37,9 @@ class Agent:
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for a batch ``[B, OBS_DIM]`` / ``[B, NUM_ACTIONS]``; override when it can be vectorised."""
-        return np.array([self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64)
+        return np.array(
+            [self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -47,5 +49,7 @@ def check_mask(action_mask: np.ndarray) -> np.ndarray:
     """Indices of the legal actions; a clear error for an all-zero mask."""
     legal = np.flatnonzero(action_mask)
     if legal.size == 0:
-        raise ValueError("action_mask has no legal action: is this agent on move, and is the game still running?")
+        raise ValueError(
+            "action_mask has no legal action: is this agent on move, and is the game still running?"
+        )
     return legal
