@@ -51,17 +51,23 @@ class Position:
         raise AssertionError(f"card {card} is not in a deck or the market")
 
     def slot(self, m: int, card: int) -> Position:
-        """Put ``card`` face up in market slot ``m`` (0-11 base, 12-17 Orient); the old card goes under its deck."""
-        self.pull(card)
+        """Put ``card`` face up in market slot ``m`` (0-11 base, 12-17 Orient).
+
+        The card that was there takes the moved card's old place (its market
+        slot, or the bottom of its deck), so no slot is left empty.
+        """
+        assert (card >= 90) == (m >= 12), "Orient cards go to the Orient market, base cards to the base one"
+        assert ALL_CARD_LEVEL[card] == (m // 4 if m < 12 else (m - 12) // 2)
         if m < 12:
             row, k, deck = self.d["market"][m // 4], m % 4, self.d["decks"][m // 4]
         else:
-            row, k, deck = (
-                self.d["orient_market"][(m - 12) // 2],
-                (m - 12) % 2,
-                self.d["orient_decks"][(m - 12) // 2],
-            )
-        assert ALL_CARD_LEVEL[card] == (m // 4 if m < 12 else (m - 12) // 2)
+            lvl = (m - 12) // 2
+            row, k, deck = self.d["orient_market"][lvl], (m - 12) % 2, self.d["orient_decks"][lvl]
+        if card in row:
+            j = row.index(card)
+            row[j], row[k] = row[k], card
+            return self
+        self.pull(card)
         if row[k] >= 0:
             deck.insert(0, row[k])
         row[k] = card
