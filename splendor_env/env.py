@@ -163,13 +163,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def restore(self, snapshot: dict[str, Any] | np.ndarray) -> None:
         """Continue from a snapshot dict (or a state array); validated first."""
         s = st.from_dict(snapshot) if isinstance(snapshot, dict) else np.array(snapshot, dtype=np.int32)
-        size = st.state_size(self._modules)
-        if s.shape != (size,):
-            raise ValueError(f"state array must have shape ({size},), got {s.shape}")
-        if int(s[st.MODULES]) != self._modules:
+        if s.ndim == 1 and s.size > st.MODULES and int(s[st.MODULES]) != self._modules:
             raise ValueError(
                 f"snapshot has modules {st.module_names(int(s[st.MODULES]))}, this env {self.config.modules}"
             )
+        size = st.state_size(self._modules)
+        if s.shape != (size,):
+            raise ValueError(f"state array must have shape ({size},), got {s.shape}")
         if int(s[st.N_PLAYERS]) != self.config.num_players:
             raise ValueError(
                 f"snapshot is a {int(s[st.N_PLAYERS])}-player game, this env has {self.config.num_players}"
