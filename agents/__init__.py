@@ -1,0 +1,99 @@
+"""Agents and their registry: build any policy from a spec string.
+
+Spec strings (``agents.known_specs()`` lists them):
+
+* ``random``: uniform over legal actions (:mod:`agents.random_agent`);
+* ``greedy``: one-ply heuristic on the observation (:mod:`agents.greedy`);
+* ``mcts`` or ``mcts:sims=800,c=1.0``: determinised MCTS (:mod:`agents.mcts`),
+  ``key=value`` pairs separated by commas, typed and range-checked;
+* ``ppo:path/to/model.zip``: a MaskablePPO checkpoint (:mod:`agents.ppo`,
+  imported only when asked for, since it needs torch and sb3-contrib).
+
+``make(spec, seed=0)`` seeds the agent; other keyword arguments are agent
+options, validated like the spec's ``key=value`` pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Agent
+
+#: spec name -> one-line description (the registry's public face).
+_SPECS: dict[str, str] = {
+    "random": "uniform over legal actions",
+    "greedy": "one-ply heuristic on the observation (agents/greedy.py)",
+    "mcts": "determinised MCTS; options: mcts:sims=400,c=1.0,depth=200,eps=0.1,noise=0.3,rollout=greedy",
+    "ppo": "MaskablePPO checkpoint: ppo:path/to/model.zip",
+}
+
+
+def known_specs() -> dict[str, str]:
+    """Spec names accepted by :func:`make`, with a short description of each."""
+    return dict(_SPECS)
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``"name:rest"`` into ``(name, rest)``; ``rest`` is ``""`` without a colon."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {sorted(_SPECS)}")
+    name, _, rest = spec.strip().partition(":")
+    return name.strip().lower(), rest.strip()
+
+
+def parse_options(text: str) -> dict[str, str]:
+    """``"a=1,b=x"`` -> ``{"a": "1", "b": "x"}`` (values stay strings; agents type them)."""
+    options: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise ValueError(f"agent option {part!r} must be key=value")
+        if key.strip() in options:
+            raise ValueError(f"agent option {key.strip()!r} given twice")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def _no_options(name: str, rest: str, kwargs: dict[str, Any]) -> None:
+    if rest or kwargs:
+        given = sorted(parse_options(rest)) + sorted(kwargs)
+        raise ValueError(f"agent {name!r} takes no options (got {given}); valid keys: []")
+
+
+def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Build the agent named by ``spec`` (see the module docstring), seeded with ``seed``."""
+    name, rest = parse_spec(spec)
+    if name == "random":
+        from .random_agent import RandomAgent
+
+        _no_options(name, rest, kwargs)
+        return RandomAgent(seed)
+    if name == "greedy":
+        from .greedy import GreedyAgent
+
+        _no_options(name, rest, kwargs)
+        return GreedyAgent(seed)
+    if name == "mcts":
+        from .mcts import MCTSAgent
+
+        options: dict[str, Any] = parse_options(rest)
+        clash = sorted(set(options) & set(kwargs))
+        if clash:
+            raise ValueError(f"mcts option(s) {clash} given both in the spec and as keyword arguments")
+        options.update(kwargs)
+        return MCTSAgent(seed, **options)
+    if name == "ppo":
+        if not rest:
+            raise ValueError("the ppo spec needs a checkpoint path: ppo:path/to/model.zip")
+        try:
+            from .ppo import PPOAgent
+        except ImportError as exc:
+            raise ImportError(
+                f"agent spec {spec!r} needs agents/ppo.py and its dependencies "
+                f"(torch, stable-baselines3, sb3-contrib: pip install -e '.[train]'): {exc}"
+            ) from exc
+        return PPOAgent(rest, seed=seed, **kwargs)
+    raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(sorted(_SPECS))}")
+
+
+__all__ = ["Agent", "known_specs", "make", "parse_options", "parse_spec"]

@@ -30,7 +30,20 @@ from itertools import combinations
 
 import numpy as np
 
-from .cards import COLOURS, NUM_ALL_CARDS, TOKEN_COLOURS, TRADING_POSTS, card_summary
+from . import state as st
+from .cards import (
+    ALL_CARD_EFFECT,
+    ALL_CARD_POINTS,
+    CITY_PRESTIGE,
+    COLOURS,
+    EFFECTS,
+    NOBLE_REQ,
+    NUM_ALL_CARDS,
+    TOKEN_COLOURS,
+    TRADING_POSTS,
+    card_summary,
+    colour_name,
+)
 
 TAKE3_SETS = np.array(list(combinations(range(5), 3)), dtype=np.int32)
 TAKE2_SETS = np.array(list(combinations(range(5), 2)), dtype=np.int32)
@@ -159,15 +172,11 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
 
     ``describe(47, s)`` -> ``"buy market card L1 slot 3 (red, 1 pt)"``.
     """
-    from . import state as st  # local: state imports numba, keep this module light
-
     name, i = block_of(int(action))
 
     def card_words(card: int) -> str:
         if card < 0:
             return "empty"
-        from .cards import ALL_CARD_EFFECT, ALL_CARD_POINTS, EFFECTS, colour_name
-
         pts = int(ALL_CARD_POINTS[card])
         text = f"{colour_name(card)}, {pts} pt{'s' if pts != 1 else ''}"
         if ALL_CARD_EFFECT[card]:
@@ -204,8 +213,6 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
     if name == "choose_noble":
         text = f"choose noble slot {i + 1}"
         if state is not None and state[st.NOBLE_ID + i] >= 0:
-            from .cards import NOBLE_REQ
-
             req = NOBLE_REQ[int(state[st.NOBLE_ID + i])]
             text += " (" + " ".join(f"{n} {COLOURS[c]}" for c, n in enumerate(req) if n) + ")"
         return text
@@ -214,7 +221,6 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
 
 def _describe_module(name: str, i: int, state: np.ndarray | None, card_words) -> str:
     """Words for the Cities of Splendor action ids."""
-    from . import state as st
 
     def slot_text(m: int) -> str:
         text = _slot_words(m)
@@ -225,8 +231,6 @@ def _describe_module(name: str, i: int, state: np.ndarray | None, card_words) ->
     if name == "choose_city":
         text = f"claim city slot {i + 1}"
         if state is not None and len(state) == st.STATE_SIZE_ALL and state[st.CITY_ID + i] >= 0:
-            from .cards import CITY_PRESTIGE
-
             text += f" ({int(CITY_PRESTIGE[state[st.CITY_ID + i]])} prestige city)"
         return text
     if name == "choose_trading_post":

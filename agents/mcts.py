@@ -1,0 +1,298 @@
+"""Determinised Monte-Carlo tree search (single-observer ISMCTS) over the engine.
+
+Why this shape: Splendor hides the deck order and the opponents' blind
+reservations, so a search agent must not simulate from the true state. The
+caller (the tournament glue, :func:`training.tournament.agent_state`) hands
+:meth:`MCTSAgent.act` a state that was already passed through
+:func:`splendor_env.determinize.determinize` for the acting seat, and the
+search itself re-determinises that state for every simulation. Because
+``determinize`` depends only on the seat's view and the random stream, the
+chosen move for a given seed is exactly the same whatever the hidden
+information of the input was (tested).
+
+One decision (all inside one numba call, :func:`search`):
+
+* each of ``sims`` iterations samples a determinisation, descends the shared
+  tree (nodes are keyed by action sequence; UCB1 with availability counts
+  over the actions legal in this determinisation), expands one untried
+  action, then plays a rollout;
+* the rollout policy is the greedy heuristic of :mod:`agents.greedy` with a
+  score jitter (``noise``) and an ``eps`` share of uniformly random moves
+  (``rollout="random"`` uses uniform moves only), for at most ``depth``
+  plies;
+* a finished game scores 1 for a sole winner, ``1/k`` for each of ``k``
+  co-winners, 0 for losers (``1/n`` each on truncation); at the depth cap the
+  evaluation is ``sigmoid((h_p - max_{q != p} h_q) / 3)`` with
+  ``h = prestige + 0.3 * cards + 0.04 * gems + 0.08 * gold``;
+* values are vectors (one entry per seat, max^n style): a node's selection
+  uses the entry of the seat on move there, so 2, 3 and 4 players are all
+  handled, and discard / noble sub-decisions belong to the same seat;
+* the move played is the most visited root action.
+
+Parameters (spec ``mcts:sims=400,c=1.0``): ``sims`` simulations per move,
+``c`` exploration constant, ``depth`` rollout cap in plies, ``eps`` random
+move share in rollouts, ``noise`` rollout score jitter, ``rollout``
+(``greedy`` or ``random``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from splendor_env import rules
+from splendor_env import state as st
+from splendor_env.actions import NUM_ACTIONS
+from splendor_env.determinize import determinize_inplace, rand_below, rand_unit
+from splendor_env.observation import OBS_DIM, observe
+from splendor_env.state import (
+    CURRENT,
+    MAX_PLAYERS,
+    N_PLAYERS,
+    OUTCOME,
+    P_CARDS,
+    P_PRESTIGE,
+    P_TOKENS,
+    PHASE,
+    PHASE_GAME_OVER,
+    player_offset,
+)
+
+from .base import Agent, check_mask
+from .greedy import _random_legal, heuristic_action
+
+#: name -> (type, default, check, help) for every MCTS parameter.
+PARAMS: dict[str, tuple[type, object, str]] = {
+    "sims": (int, 400, "simulations per move (> 0)"),
+    "c": (float, 1.0, "UCB exploration constant (>= 0)"),
+    "depth": (int, 200, "rollout cap in plies (>= 0); then the heuristic evaluation"),
+    "eps": (float, 0.1, "share of uniformly random moves in greedy rollouts (0..1)"),
+    "noise": (float, 0.3, "score jitter of the greedy rollout policy (>= 0)"),
+    "rollout": (str, "greedy", "rollout policy: greedy or random"),
+}
+
+
+@njit(cache=True)
+def evaluate(s: np.ndarray, out: np.ndarray) -> None:
+    """Value in [0, 1] for every seat: the result if the game is over, else a heuristic."""
+    n = s[N_PLAYERS]
+    for p in range(MAX_PLAYERS):
+        out[p] = 0.0
+    if rules.is_over(s):
+        if s[PHASE] != PHASE_GAME_OVER:
+            for p in range(n):
+                out[p] = 1.0 / n
+            return
+        k = 0
+        for p in range(n):
+            k += s[OUTCOME + p]
+        for p in range(n):
+            if s[OUTCOME + p] == 1:
+                out[p] = 1.0 / k
+        return
+    h = np.zeros(MAX_PLAYERS)
+    for p in range(n):
+        po = player_offset(p)
+        gems = 0
+        for c in range(5):
+            gems += s[po + P_TOKENS + c]
+        h[p] = s[po + P_PRESTIGE] + 0.3 * s[po + P_CARDS] + 0.04 * gems + 0.08 * s[po + P_TOKENS + 5]
+    for p in range(n):
+        best_other = -1e9
+        for q in range(n):
+            if q != p and h[q] > best_other:
+                best_other = h[q]
+        out[p] = 1.0 / (1.0 + math.exp(-(h[p] - best_other) / 3.0))
+
+
+@njit(cache=True)
+def rollout(
+    s: np.ndarray,
+    depth: int,
+    greedy: bool,
+    noise: float,
+    eps: float,
+    rng: np.ndarray,
+    obs: np.ndarray,
+    mask: np.ndarray,
+) -> None:
+    """Play ``s`` forward in place for at most ``depth`` plies with the rollout policy."""
+    for _ in range(depth):
+        if rules.is_over(s):
+            return
+        p = s[CURRENT]
+        rules.legal_mask(s, mask)
+        if greedy:
+            observe(s, p, obs)
+            a = heuristic_action(obs, mask, rng, noise, eps)
+        else:
+            a = _random_legal(mask, rng)
+        rules.apply_action(s, a)
+
+
+@njit(cache=True)
+def search(
+    root: np.ndarray,
+    seat: int,
+    sims: int,
+    c_uct: float,
+    depth: int,
+    greedy: bool,
+    noise: float,
+    eps: float,
+    rng: np.ndarray,
+) -> np.ndarray:
+    """ISMCTS from ``root`` for ``seat``; returns the visit count of every root action."""
+    max_nodes = sims + 1
+    child = np.full((max_nodes, NUM_ACTIONS), -1, dtype=np.int32)
+    visits = np.zeros(max_nodes)
+    avail = np.zeros(max_nodes)
+    wsum = np.zeros((max_nodes, MAX_PLAYERS))
+    path = np.empty(max_nodes + 1, dtype=np.int32)
+    d = np.empty_like(root)
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    obs = np.empty(OBS_DIM, dtype=np.float32)
+    value = np.zeros(MAX_PLAYERS)
+    n_nodes = 1
+    for _ in range(sims):
+        d[:] = root
+        determinize_inplace(d, seat, rng)
+        node = 0
+        plen = 1
+        path[0] = 0
+        while not rules.is_over(d):
+            rules.legal_mask(d, mask)
+            player = d[CURRENT]
+            untried = 0
+            for a in range(NUM_ACTIONS):
+                if mask[a]:
+                    ch = child[node, a]
+                    if ch < 0:
+                        untried += 1
+                    else:
+                        avail[ch] += 1.0
+            if untried > 0 and n_nodes < max_nodes:
+                k = rand_below(rng, untried)
+                for a in range(NUM_ACTIONS):
+                    if mask[a] and child[node, a] < 0:
+                        if k == 0:
+                            child[node, a] = n_nodes
+                            avail[n_nodes] = 1.0
+                            node = n_nodes
+                            n_nodes += 1
+                            rules.apply_action(d, a)
+                            break
+                        k -= 1
+                path[plen] = node
+                plen += 1
+                break
+            best = -1
+            best_a = -1
+            best_u = -1e18
+            for a in range(NUM_ACTIONS):
+                ch = child[node, a]
+                if mask[a] and ch >= 0:
+                    u = wsum[ch, player] / visits[ch] + c_uct * math.sqrt(math.log(avail[ch]) / visits[ch])
+                    u += 1e-9 * rand_unit(rng)
+                    if u > best_u:
+                        best_u = u
+                        best = ch
+                        best_a = a
+            if best < 0:  # node budget exhausted with only untried actions: roll out from here
+                break
+            rules.apply_action(d, best_a)
+            node = best
+            path[plen] = node
+            plen += 1
+        rollout(d, depth, greedy, noise, eps, rng, obs, mask)
+        evaluate(d, value)
+        for i in range(plen):
+            nd = path[i]
+            visits[nd] += 1.0
+            for p in range(MAX_PLAYERS):
+                wsum[nd, p] += value[p]
+    counts = np.zeros(NUM_ACTIONS)
+    for a in range(NUM_ACTIONS):
+        ch = child[0, a]
+        if ch >= 0:
+            counts[a] = visits[ch] + wsum[ch, seat] / (visits[ch] + 1.0)  # visits, value as tie-break
+    return counts
+
+
+def validate_params(params: dict[str, object]) -> dict[str, object]:
+    """Typed, range-checked MCTS parameters (defaults filled in); clear errors otherwise."""
+    unknown = sorted(set(params) - set(PARAMS))
+    if unknown:
+        raise ValueError(f"unknown mcts parameter(s) {unknown}; valid keys: {sorted(PARAMS)}")
+    out = {k: default for k, (_, default, _) in PARAMS.items()}
+    for key, raw in params.items():
+        typ = PARAMS[key][0]
+        try:
+            value = typ(raw)
+            if typ is int and isinstance(raw, float) and raw != int(raw):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError(f"mcts parameter {key}={raw!r} is not a valid {typ.__name__}") from None
+        out[key] = value
+    checks = {
+        "sims": out["sims"] > 0,
+        "c": out["c"] >= 0,
+        "depth": out["depth"] >= 0,
+        "eps": 0 <= out["eps"] <= 1,
+        "noise": out["noise"] >= 0,
+        "rollout": out["rollout"] in ("greedy", "random"),
+    }
+    bad = [k for k, ok in checks.items() if not ok]
+    if bad:
+        raise ValueError(f"mcts parameter(s) out of range: {', '.join(f'{k}={out[k]!r}' for k in bad)}")
+    return out
+
+
+class MCTSAgent(Agent):
+    """ISMCTS over the numba engine; ``act`` needs ``state=`` (already determinised, see module docstring)."""
+
+    name = "mcts"
+    needs_state = True
+
+    def __init__(self, seed: int | None = None, **params: object) -> None:
+        super().__init__(seed)
+        self.params = validate_params(params)
+
+    def root_counts(self, state: np.ndarray) -> np.ndarray:
+        """Root visit counts for the seat on move in ``state`` (one search)."""
+        p = self.params
+        s = np.ascontiguousarray(state, dtype=np.int32)
+        rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
+        return search(
+            s,
+            int(s[st.CURRENT]),
+            int(p["sims"]),
+            float(p["c"]),
+            int(p["depth"]),
+            p["rollout"] == "greedy",
+            float(p["noise"]),
+            float(p["eps"]),
+            rng,
+        )
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
+        legal = check_mask(action_mask)
+        if state is None:
+            raise ValueError(
+                "MCTSAgent needs state=: a state determinised for the acting seat "
+                "(splendor_env.determinize.determinize), see training.tournament.agent_state"
+            )
+        s = np.ascontiguousarray(state, dtype=np.int32)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        rules.legal_mask(s, mask)
+        if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
+            raise ValueError("state= does not match action_mask: pass the state of the decision being asked")
+        if legal.size == 1:
+            return int(legal[0])
+        counts = self.root_counts(s)
+        return int(np.argmax(np.where(mask != 0, counts, -1.0)))
+
+    def __repr__(self) -> str:
+        return f"MCTSAgent({', '.join(f'{k}={v}' for k, v in self.params.items())})"

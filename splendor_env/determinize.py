@@ -1,0 +1,137 @@
+"""Determinisation: resample everything one seat cannot see.
+
+Why: search agents (MCTS) need a full state to simulate from, but must never
+use information hidden from the seat they play. :func:`determinize` returns a
+copy of the true state in which the hidden parts are replaced by a uniform
+sample among the possibilities consistent with what ``seat`` knows:
+
+* the order of every deck;
+* the identity of every card another player reserved blind (only its level
+  is public).
+
+Per level, the *unseen pool* is every card of that level that ``seat`` cannot
+see: not in the market, not purchased, not reserved face up by anyone, not in
+``seat``'s own reserve. That pool (taken in ascending card id, so the input's
+hidden arrangement cannot leak through the order) is shuffled, its first cards
+fill the other players' blind slots of that level (seat order, slot order) and
+the rest becomes the deck. The result is therefore a function of ``seat``'s
+view and the random stream only: permuting the hidden information of the input
+gives the same output for the same seed. Public information and ``seat``'s
+own reserves are untouched, and the card/token invariants still hold.
+
+:func:`determinize_inplace` is the numba kernel (a splitmix64 stream in a
+one-element ``uint64`` array), used inside the MCTS loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cards import CARD_LEVEL, LEVEL_OFFSETS, LEVEL_SIZES, NUM_CARDS
+from .state import (
+    CARD_OWNER,
+    DECK,
+    DECK_CAPACITY,
+    DECK_COUNT,
+    MARKET,
+    MARKET_SLOTS,
+    MAX_RESERVED,
+    N_PLAYERS,
+    P_RESERVED,
+    P_RESERVED_BLIND,
+    PLAYER_SIZE,
+    PLAYERS,
+)
+
+
+@njit(cache=True)
+def next_u64(rng: np.ndarray) -> np.uint64:
+    """splitmix64 step; ``rng`` is a one-element uint64 array (the stream state)."""
+    x = rng[0] + np.uint64(0x9E3779B97F4A7C15)
+    rng[0] = x
+    z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def rand_below(rng: np.ndarray, n: int) -> int:
+    """Uniform integer in ``[0, n)``."""
+    return int(next_u64(rng) % np.uint64(n))
+
+
+@njit(cache=True)
+def rand_unit(rng: np.ndarray) -> float:
+    """Uniform float in ``[0, 1)``."""
+    return float(next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def determinize_inplace(s: np.ndarray, seat: int, rng: np.ndarray) -> None:
+    """Resample, in place, all information hidden from ``seat`` (see the module docstring)."""
+    n = s[N_PLAYERS]
+    visible = np.zeros(NUM_CARDS, dtype=np.bool_)
+    for slot in range(3 * MARKET_SLOTS):
+        c = s[MARKET + slot]
+        if c >= 0:
+            visible[c] = True
+    for c in range(NUM_CARDS):
+        if s[CARD_OWNER + c] >= 0:
+            visible[c] = True
+    for p in range(n):
+        po = PLAYERS + p * PLAYER_SIZE
+        for r in range(MAX_RESERVED):
+            c = s[po + P_RESERVED + r]
+            if c >= 0 and (p == seat or s[po + P_RESERVED_BLIND + r] == 0):
+                visible[c] = True
+    pool = np.empty(DECK_CAPACITY, dtype=np.int32)
+    for lvl in range(3):
+        k = 0
+        for c in range(LEVEL_OFFSETS[lvl], LEVEL_OFFSETS[lvl] + LEVEL_SIZES[lvl]):
+            if not visible[c]:
+                pool[k] = c
+                k += 1
+        for i in range(k - 1, 0, -1):  # Fisher-Yates
+            j = rand_below(rng, i + 1)
+            t = pool[i]
+            pool[i] = pool[j]
+            pool[j] = t
+        used = 0
+        for p in range(n):
+            if p == seat:
+                continue
+            po = PLAYERS + p * PLAYER_SIZE
+            for r in range(MAX_RESERVED):
+                c = s[po + P_RESERVED + r]
+                if c >= 0 and s[po + P_RESERVED_BLIND + r] == 1 and CARD_LEVEL[c] == lvl:
+                    s[po + P_RESERVED + r] = pool[used]
+                    used += 1
+        base = DECK + lvl * DECK_CAPACITY
+        cnt = s[DECK_COUNT + lvl]
+        for i in range(cnt):
+            s[base + i] = pool[used + i]
+
+
+def _seed_array(rng_or_seed: np.random.Generator | int | np.integer) -> np.ndarray:
+    if isinstance(rng_or_seed, np.random.Generator):
+        seed = int(rng_or_seed.integers(0, 2**63))
+    elif isinstance(rng_or_seed, (int, np.integer)) and not isinstance(rng_or_seed, bool):
+        seed = int(rng_or_seed) % 2**64
+    else:
+        raise TypeError(f"rng_or_seed must be a numpy Generator or an int, got {rng_or_seed!r}")
+    return np.array([seed], dtype=np.uint64)
+
+
+def determinize(s: np.ndarray, seat: int, rng_or_seed: np.random.Generator | int) -> np.ndarray:
+    """A new state array with everything hidden from ``seat`` resampled uniformly.
+
+    ``rng_or_seed`` is a numpy ``Generator`` (one 63-bit draw is taken from it)
+    or an integer seed. The input is not modified.
+    """
+    n = int(s[N_PLAYERS])
+    if not 0 <= seat < n:
+        raise ValueError(f"seat {seat} is not a seat of a {n}-player game")
+    out = np.array(s, dtype=np.int32, copy=True)
+    determinize_inplace(out, int(seat), _seed_array(rng_or_seed))
+    return out

@@ -1,0 +1,138 @@
+"""Training configs: every bad key or value is refused before training, naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("yaml")
+
+from training import config as C  # noqa: E402
+
+CONFIGS = sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_are_valid(path: Path) -> None:
+    cfg = C.load(path)
+    assert cfg.players in (2, 3, 4)
+
+
+def test_defaults_and_yaml_floats() -> None:
+    cfg = C.from_dict({"ppo": {"learning_rate": "3e-4"}, "total_timesteps": "1e6"})
+    assert cfg.ppo.learning_rate == 3e-4 and isinstance(cfg.ppo.learning_rate, float)
+    assert cfg.total_timesteps == 1_000_000 and isinstance(cfg.total_timesteps, int)
+    assert cfg.modules == [] and cfg.network.net_arch == [128, 128]
+
+
+def test_overrides_are_typed_by_field() -> None:
+    cfg = C.from_dict(
+        {"opponents": {"pool": [{"spec": "random"}, {"spec": "greedy"}]}},
+        [
+            "ppo.learning_rate=3e-4",
+            "n_envs=64",
+            "network.net_arch=[32, 32]",
+            "opponents.pool.1.weight=2",
+            "ppo.target_kl=null",
+            "network.scale_obs=false",
+        ],
+    )
+    assert cfg.ppo.learning_rate == 3e-4 and cfg.n_envs == 64 and cfg.network.net_arch == [32, 32]
+    assert (
+        cfg.opponents.pool[1].weight == 2.0 and cfg.ppo.target_kl is None and cfg.network.scale_obs is False
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "overrides", "match"),
+    [
+        ({"learning_rate": 1e-3}, [], r"learning_rate: unknown key 'learning_rate'"),
+        ({"ppo": {"lr": 1e-3}}, [], r"ppo\.lr: unknown key 'lr'.*learning_rate"),
+        ({"n_envs": "many"}, [], r"n_envs: expected an integer, got 'many'"),
+        ({"n_envs": 2.5}, [], r"n_envs: expected an integer"),
+        ({"n_envs": True}, [], r"n_envs: expected an integer"),
+        ({"n_envs": 0}, [], r"n_envs: must be >= 1"),
+        ({"players": 5}, [], r"players: must be 2, 3 or 4"),
+        ({"modules": ["cities"]}, [], r"modules\[0\]: module 'cities' is not supported"),
+        ({"modules": "cities"}, [], r"modules: expected a list"),
+        ({"ppo": {"learning_rate": "fast"}}, [], r"ppo\.learning_rate: expected a number"),
+        ({"ppo": {"learning_rate": -1}}, [], r"ppo\.learning_rate: must be > 0"),
+        ({"ppo": {"gamma": 1.5}}, [], r"ppo\.gamma: must be in \(0, 1\]"),
+        (
+            {"n_envs": 4, "ppo": {"n_steps": 8, "batch_size": 64}},
+            [],
+            r"ppo\.batch_size: must be in 2\.\.n_steps\*n_envs = 32",
+        ),
+        ({"network": {"activation": "sigmoid"}}, [], r"network\.activation: must be one of"),
+        ({"network": {"net_arch": []}}, [], r"network\.net_arch: needs at least one hidden layer"),
+        ({"network": {"net_arch": [64, 0]}}, [], r"network\.net_arch\[1\]: layer width"),
+        ({"network": {"scale_obs": "yes"}}, [], r"network\.scale_obs: expected true/false"),
+        ({"env": {"reward_mode": "dense"}}, [], r"env\.reward_mode: must be 'terminal' or 'shaped'"),
+        (
+            {"opponents": {"pool": [{"spec": "alphazero"}]}},
+            [],
+            r"opponents\.pool\[0\]\.spec: unknown or unusable agent spec 'alphazero'",
+        ),
+        (
+            {"opponents": {"pool": [{"weight": 1}]}},
+            [],
+            r"opponents\.pool\[0\]\.spec: required key is missing",
+        ),
+        (
+            {"opponents": {"pool": [{"spec": "random", "weight": -1}]}},
+            [],
+            r"opponents\.pool\[0\]\.weight: must be >= 0",
+        ),
+        (
+            {"opponents": {"pool": [{"spec": "random", "weight": 0}]}},
+            [],
+            r"opponents\.pool: weights must not all be zero",
+        ),
+        (
+            {"opponents": {"pool": [{"spec": "ppo:missing.zip"}]}},
+            [],
+            r"opponents\.pool\[0\]\.spec: .*missing\.zip",
+        ),
+        ({"opponents": {"pool": []}}, [], r"opponents\.pool: needs at least one entry"),
+        ({"opponents": {"max_snapshots": 0}}, [], r"opponents\.max_snapshots: must be >= 1"),
+        (
+            {"eval": {"opponents": ["random", "gready"]}},
+            [],
+            r"eval\.opponents\[1\]: unknown or unusable agent spec 'gready'",
+        ),
+        ({"eval": {"opponents": ["snapshots"]}}, [], r"eval\.opponents\[0\]: 'snapshots' is only meaningful"),
+        ({"eval": {"games": 0}}, [], r"eval\.games: must be >= 1"),
+        ({"eval": {"best_opponent": "mcts"}}, [], r"eval\.best_opponent: must be one of"),
+        ({}, ["ppo.learning_rate=abc"], r"ppo\.learning_rate: expected a number, got 'abc'"),
+        ({}, ["ppo.lr=1e-3"], r"ppo\.lr: unknown key 'lr'"),
+        ({}, ["n_envs"], r"expected KEY=VALUE"),
+        ({}, ["n_envs=[1"], r"--set n_envs: cannot parse value"),
+        ({}, ["opponents.pool.5.weight=1"], r"opponents\.pool has no item '5'"),
+        ({}, ["seed.x=1"], r"seed is not a mapping or list"),
+    ],
+)
+def test_bad_configs_name_the_key(raw, overrides, match) -> None:
+    with pytest.raises(C.ConfigError, match=match):
+        C.from_dict(raw, overrides)
+
+
+def test_load_errors(tmp_path: Path) -> None:
+    with pytest.raises(C.ConfigError, match="config file not found"):
+        C.load(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("n_envs: [1\n")
+    with pytest.raises(C.ConfigError, match="not valid YAML"):
+        C.load(bad)
+    bad.write_text("- 1\n- 2\n")
+    with pytest.raises(C.ConfigError, match="top level must be a mapping"):
+        C.load(bad)
+
+
+def test_cli_reports_config_errors(capsys) -> None:
+    from training.train import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--config", str(CONFIGS[0]), "--set", "ppo.n_epochs=0"])
+    assert exc.value.code == 2
+    assert "ppo.n_epochs: must be >= 1" in capsys.readouterr().err

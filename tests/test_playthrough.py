@@ -1,0 +1,105 @@
+"""Golden playthrough (in the style of OpenSpiel's playthrough files).
+
+One seeded 2-player game with random legal actions from a fixed numpy seed is
+written out step by step: player, phase, legal action ids, the chosen action
+in words, rewards; the board is drawn at the start and at the end. The text is
+committed under ``tests/golden/``; any change in dealing, legality, effects,
+rewards or descriptions shows up as a diff. After an intended change,
+regenerate with ``SPLENDOR_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_playthrough.py``
+and review the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from splendor_env import env
+from splendor_env import state as st
+
+GOLDEN = Path(__file__).parent / "golden" / "playthrough_2p_seed2024.txt"
+GAME_SEED = 2024
+POLICY_SEED = 7
+
+
+def _board(e) -> str:
+    """The ansi drawing without trailing spaces (editors strip them from committed files)."""
+    return "\n".join(line.rstrip() for line in e.render().splitlines())
+
+
+def _rewards(e) -> str:
+    return " ".join(f"{a}={e.rewards[a]:+g}" for a in e.possible_agents)
+
+
+def playthrough() -> str:
+    e = env(num_players=2, render_mode="ansi")
+    e.reset(seed=GAME_SEED)
+    rng = np.random.default_rng(POLICY_SEED)
+    lines = [
+        "# Splendor golden playthrough: env(num_players=2), reset(seed=2024),",
+        "# uniformly random legal actions from numpy default_rng(7).",
+        "",
+        "## initial board",
+        _board(e),
+        "",
+        "## steps",
+    ]
+    step = 0
+    while e.agents:
+        agent = e.agent_selection
+        obs, _, term, trunc, _ = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        phase = st.PHASE_NAMES[e.game_state[st.PHASE]]
+        legal = np.flatnonzero(obs["action_mask"]).tolist()
+        action = int(rng.choice(legal))
+        text = e.describe_action(action)
+        e.step(action)
+        lines.append(
+            f"{step:3d} {agent} {phase:<7} legal={legal} -> {action}: {text} | rewards {_rewards(e)}"
+        )
+        step += 1
+    snap_winners = e.snapshot()["winners"]
+    lines += [
+        "",
+        "## final board",
+        _board(e),
+        "",
+        f"winners: {snap_winners}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def test_golden_playthrough() -> None:
+    text = playthrough()
+    if os.environ.get("SPLENDOR_REGEN_GOLDEN") == "1":
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(text, encoding="utf-8")
+        pytest.skip(f"regenerated {GOLDEN}")
+    assert GOLDEN.exists(), f"missing {GOLDEN}; generate it with SPLENDOR_REGEN_GOLDEN=1"
+    expected = GOLDEN.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "\n".join(
+            list(
+                difflib.unified_diff(
+                    expected.splitlines(), text.splitlines(), "golden", "now", lineterm="", n=1
+                )
+            )[:40]
+        )
+        pytest.fail(f"playthrough differs from {GOLDEN.name}:\n{diff}")
+
+
+def test_playthrough_is_deterministic() -> None:
+    assert playthrough() == playthrough()
+
+
+def test_golden_game_reaches_the_end() -> None:
+    """The committed game is a complete one, so it exercises the scoring too."""
+    expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else playthrough()
+    assert "game over:" in expected and "winners: [" in expected

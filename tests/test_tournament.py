@@ -1,0 +1,192 @@
+"""Tournament schedule, statistics, outputs, and game records that replay exactly."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import training.tournament as tour
+from agents.base import Agent, check_mask
+from splendor_env.observation import O_SEAT_ONEHOT, OBS_DIM, observe
+from training import records as rec_mod
+from training.tournament import (
+    bradley_terry_elo,
+    run_tasks,
+    run_tournament,
+    schedule,
+    seatings,
+    tables,
+    wilson,
+)
+
+# ---------------------------------------------------------------------------
+# Schedule
+
+
+def test_tables_and_seatings() -> None:
+    assert tables(3, 2) == [(0, 1), (0, 2), (1, 2)]
+    assert tables(4, 3) == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    assert tables(2, 3) == [(0, 0, 1), (0, 1, 1)]
+    assert tables(2, 4) == [(0, 0, 0, 1), (0, 0, 1, 1), (0, 1, 1, 1)]
+    assert seatings((0, 1, 2)) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert len(seatings((0, 1, 2), all_permutations=True)) == 6
+    assert len(seatings((0, 0, 1), all_permutations=True)) == 3
+    with pytest.raises(ValueError, match="two agents"):
+        tables(1, 2)
+
+
+def test_schedule_shares_deals_across_seatings() -> None:
+    tasks = schedule(["a", "b", "c"], 2, 5, seed=3)
+    assert len(tasks) == 3 * 6  # 3 tables, 5 games rounded up to 3 deals x 2 seatings
+    assert [t.index for t in tasks] == list(range(len(tasks)))
+    first = [t for t in tasks if t.table == 0 and t.deal == 0]
+    assert [t.specs for t in first] == [("a", "b"), ("b", "a")]
+    assert first[0].seed == first[1].seed
+    assert len({t.seed for t in tasks}) == 3  # deals are shared by every table
+    assert schedule(["a", "b"], 2, 4, seed=3) == schedule(["a", "b"], 2, 4, seed=3)
+    assert schedule(["a", "b"], 2, 4, seed=3)[0].seed != schedule(["a", "b"], 2, 4, seed=4)[0].seed
+    with pytest.raises(ValueError, match="players"):
+        schedule(["a", "b"], 5, 4)
+
+
+# ---------------------------------------------------------------------------
+# Statistics
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and 0.25 < hi < 0.35
+    lo, hi = wilson(5, 10)
+    assert abs((lo + hi) / 2 - 0.5) < 1e-12 and 0.2 < lo < 0.25
+    assert wilson(0, 0) == (0.0, 1.0)
+    lo, hi = wilson(80, 100)
+    assert lo < 0.8 < hi
+
+
+def test_bradley_terry_elo() -> None:
+    even = bradley_terry_elo(np.array([[0, 5, 5], [5, 0, 5], [5, 5, 0]], dtype=float))
+    np.testing.assert_allclose(even, 1500.0)
+    elo = bradley_terry_elo(np.array([[0, 9, 10], [1, 0, 7], [0, 3, 0]], dtype=float))
+    assert elo[0] > elo[1] > elo[2]
+    assert abs(elo.mean() - 1500.0) < 1e-6
+    # 75% against an equal-strength field is about +191 Elo in a two-agent fit
+    two = bradley_terry_elo(np.array([[0, 75], [25, 0]], dtype=float), prior=0.0)
+    assert abs((two[0] - two[1]) - 400 * np.log10(3)) < 1e-3
+
+
+def test_pairwise_scores_and_shares() -> None:
+    record = {"num_players": 3, "winners": [0, 2], "prestige": [15, 9, 15], "cards": [10, 8, 10]}
+    assert tour.win_shares(record) == [0.5, 0.0, 0.5]
+    scores = {(i, j): s for i, j, s in tour.pairwise_scores(record)}
+    assert scores[(0, 2)] == 0.5 and scores[(0, 1)] == 1.0 and scores[(1, 2)] == 0.0
+
+
+# ---------------------------------------------------------------------------
+# Tournaments end to end
+
+
+def test_two_player_tournament_outputs_and_replay(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "t2"
+    summary = run_tournament(
+        ["random", "greedy"], players=2, games=4, workers=1, seed=0, out=out, save_games=True, progress=False
+    )
+    printed = capsys.readouterr().out
+    assert "win rate % of row against column" in printed and "bradley-terry" in printed
+    assert summary["games"] == 4
+    greedy = summary["ratings"][1]
+    assert greedy["elo"] > summary["ratings"][0]["elo"]
+    for name in ("summary.json", "winrates.csv", "ratings.csv", "tournament.png", "games.jsonl"):
+        assert (out / name).stat().st_size > 0
+    assert (out / "tournament.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads((out / "summary.json").read_text())
+    assert data["matrix"][1][0]["games"] == 4 and data["matrix"][0][0]["rate"] is None
+    rows = list(csv.DictReader((out / "winrates.csv").read_text().splitlines()))
+    assert {(r["agent"], r["opponent"]) for r in rows} == {("random", "greedy"), ("greedy", "random")}
+    ratings = list(csv.DictReader((out / "ratings.csv").read_text().splitlines()))
+    assert [r["agent"] for r in ratings] == ["random", "greedy"] and "elo" in ratings[0]
+
+    games = list(rec_mod.read_records(out / "games.jsonl"))
+    assert len(games) == 4
+    for g in games:
+        assert {"num_players", "seed", "agents", "actions", "prestige", "winners"} <= set(g)
+        ok, result, _ = rec_mod.replay(g)
+        assert ok, (result, g)
+    assert rec_mod.main(["replay", str(out / "games.jsonl")]) == 0
+    assert rec_mod.main(["replay", str(out / "games.jsonl"), "--index", "1", "--render"]) == 0
+    assert "1/1 record(s) reproduced" in capsys.readouterr().out
+
+    tampered = dict(games[0], winners=[1 - games[0]["winners"][0]] if games[0]["winners"] else [0])
+    assert not rec_mod.replay(tampered)[0]
+    bad_file = tmp_path / "bad.jsonl"
+    rec_mod.write_records(bad_file, [tampered])
+    assert rec_mod.main(["replay", str(bad_file)]) == 1
+
+
+def test_three_player_table_via_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "t3"
+    argv = ["--agents", "random", "greedy", "mcts:sims=8", "--players", "3", "--games", "3"]
+    assert tour.main([*argv, "--seed", "1", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "openskill" in printed
+    data = json.loads((out / "summary.json").read_text())
+    assert data["games"] == 3 and data["players"] == 3
+    assert all("openskill" in r for r in data["ratings"])
+    assert (out / "tournament.png").read_bytes()[:4] == b"\x89PNG"
+    assert list(csv.DictReader((out / "ratings.csv").read_text().splitlines()))[0].keys() >= {
+        "mu",
+        "sigma",
+        "ordinal",
+    }
+
+
+def test_cli_rejects_bad_specs(capsys: pytest.CaptureFixture) -> None:
+    assert tour.main(["--agents", "random", "nonsense", "--out", "unused", "--no-progress"]) == 2
+    assert "unknown agent spec" in capsys.readouterr().err
+
+
+def test_worker_processes_give_the_same_games() -> None:
+    tasks = schedule(["greedy", "mcts:sims=8"], 2, 2, seed=5)
+    serial = run_tasks(tasks, workers=1, progress=False)
+    parallel = run_tasks(tasks, workers=2, progress=False)
+    assert [r["actions"] for r in serial] == [r["actions"] for r in parallel]
+
+
+class _Spy(Agent):
+    """A needs_state agent that checks the state it is given matches its observation."""
+
+    name = "spy"
+    needs_state = True
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.calls = 0
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
+        assert state is not None
+        seat = int(np.argmax(observation[O_SEAT_ONEHOT : O_SEAT_ONEHOT + 4]))
+        view = np.empty(OBS_DIM, dtype=np.float32)
+        observe(state, seat, view)
+        np.testing.assert_array_equal(view, observation)
+        self.calls += 1
+        legal = check_mask(action_mask)
+        return int(legal[self.rng.integers(legal.size)])
+
+
+def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = tour.determinize
+
+    def counting(s: np.ndarray, seat: int, rng: np.random.Generator) -> np.ndarray:
+        calls.append(seat)
+        return real(s, seat, rng)
+
+    monkeypatch.setattr(tour, "determinize", counting)
+    spy = _Spy()
+    task = schedule(["spy", "random"], 2, 1, seed=2)[0]
+    record = tour.play_game(task, [spy, tour.make("random")])
+    assert spy.calls > 10 and calls == [0] * spy.calls
+    assert rec_mod.replay(record)[0]

@@ -1,0 +1,175 @@
+"""Self-play rewards, a tiny end-to-end training run (checkpoint, reload, resume) and evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents  # noqa: E402
+from agents.ppo import PPOAgent  # noqa: E402
+from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
+from training import config as C  # noqa: E402
+from training.evaluate import play_match, wilson_interval  # noqa: E402
+from training.selfplay import OpponentPool, SelfPlayVecEnv  # noqa: E402
+from training.train import train  # noqa: E402
+
+
+def _spy_steps(env: SelfPlayVecEnv) -> list[np.ndarray]:
+    """Record, for every engine step call, the games that ended (the caller clears the list)."""
+    calls: list[np.ndarray] = []
+    real_step = env.venv.step
+
+    def step(actions, env_ids=None):
+        out = real_step(actions, env_ids)
+        calls.append(np.flatnonzero(out[4] | out[5]))
+        return out
+
+    env.venv.step = step
+    return calls
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_learner_rewards_include_losses_on_opponent_moves(num_players: int) -> None:
+    pool = OpponentPool([("greedy", 1.0, None), ("random", 1.0, None)], seed=1)
+    env = SelfPlayVecEnv(32, pool, num_players=num_players, seed=3)
+    obs = env.reset()
+    learner = agents.make("random", seed=5)
+    results = {"own": set(), "opponent": set()}
+    finished = 0
+    calls = _spy_steps(env)
+    while finished < 120:
+        # The learner only ever sees positions where it is on move, in its own seat.
+        assert obs.shape == (32, OBS_DIM)
+        assert (obs[:, O_ON_MOVE] == 1).all()
+        assert (obs[np.arange(32), O_SEAT_ONEHOT + env.seat] == 1).all()
+        masks = env.action_masks()
+        assert masks.dtype == bool and masks.shape == (32, 72) and masks.any(axis=1).all()
+        seats_before = env.seat.copy()
+        calls.clear()
+        obs, rewards, dones, infos = env.step(learner.act_batch(obs, masks))
+        ended_on_own = set(calls[0].tolist())  # the first engine call of a step is the learner's move
+        for b in np.flatnonzero(dones):
+            info = infos[b]
+            assert info["outcome"] is not None  # no truncation at the default turn cap
+            assert rewards[b] == info["outcome"]  # terminal reward reaches the learner...
+            assert info["terminal_observation"][O_SEAT_ONEHOT + seats_before[b]] == 1
+            results["own" if b in ended_on_own else "opponent"].add(float(rewards[b]))
+            finished += 1
+        assert (rewards[~dones] == 0).all()
+    # ...whether the game ended on its own move or on an opponent's.
+    assert {-1.0, 1.0} <= results["opponent"]
+    assert -1.0 in results["own"] | results["opponent"]
+
+
+def test_learner_seat_zero_loses_on_opponent_move() -> None:
+    """2 players, learner in seat 0: the game always ends on seat 1's move; a loss must read -1."""
+    pool = OpponentPool([("greedy", 1.0, None)], seed=0)
+    env = SelfPlayVecEnv(16, pool, seed=0)
+    obs = env.reset()
+    learner = agents.make("random", seed=0)
+    seen = []
+    for _ in range(400):
+        seats = env.seat.copy()
+        obs, rewards, dones, infos = env.step(learner.act_batch(obs, env.action_masks()))
+        seen += [(seats[b], rewards[b]) for b in np.flatnonzero(dones)]
+    assert any(seat == 0 and r == -1.0 for seat, r in seen)
+    assert all(r in (-1.0, 0.0, 1.0) for _, r in seen)
+    losses = sum(r == -1.0 for _, r in seen)
+    assert losses >= 0.9 * len(seen)  # random against greedy
+
+
+def test_learner_wins_get_plus_one() -> None:
+    pool = OpponentPool([("random", 1.0, None)], seed=0)
+    env = SelfPlayVecEnv(16, pool, seed=0)
+    obs = env.reset()
+    learner = agents.make("greedy", seed=0)
+    outcomes = []
+    for _ in range(400):
+        obs, rewards, dones, infos = env.step(learner.act_batch(obs, env.action_masks()))
+        outcomes += [(rewards[b], infos[b]["episode"]["r"]) for b in np.flatnonzero(dones)]
+    assert outcomes and sum(r == 1.0 for r, _ in outcomes) >= 0.9 * len(outcomes)
+    assert all(r == ep for r, ep in outcomes)  # terminal-only rewards: the return is the outcome
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson_interval(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
+    assert wilson_interval(100, 100)[1] == pytest.approx(1.0) and wilson_interval(0, 100)[0] == pytest.approx(
+        0.0
+    )
+
+
+def test_play_match_seat_rotation() -> None:
+    result = play_match(agents.make("greedy", seed=0), agents.make("random", seed=1), 40, seed=0)
+    assert result.games == 40 and result.wins + result.shared + result.losses + result.truncated == 40
+    assert result.win_rate > 0.8
+
+
+def _tiny_config(tmp_path, **overrides) -> C.TrainConfig:
+    raw = {
+        "n_envs": 8,
+        "total_timesteps": 1024,
+        "output_dir": str(tmp_path / "run"),
+        "checkpoint_every": 512,
+        "torch_threads": 1,
+        "network": {"net_arch": [16]},
+        "ppo": {"n_steps": 32, "batch_size": 128, "n_epochs": 1},
+        "opponents": {
+            "pool": [
+                {"spec": "random"},
+                {"spec": "greedy", "weight": 0.5},
+                {"spec": "snapshots", "final_weight": 2},
+            ],
+            "snapshot_every": 512,
+        },
+        "eval": {"every": 512, "games": 6, "opponents": ["random", "greedy"]},
+    }
+    return C.from_dict(raw, [f"{k}={v}" for k, v in overrides.items()])
+
+
+def test_tiny_training_run_checkpoint_reload_resume(tmp_path) -> None:
+    cfg = _tiny_config(tmp_path)
+    summary = train(cfg, progress_bar=False)
+    run = tmp_path / "run"
+    assert summary["timesteps"] >= 1024
+    assert summary["learner_steps_per_s"] > 0 and summary["opponent_steps_this_run"] > 0
+    assert [r["opponent"] for r in summary["final_eval"]] == ["random", "greedy"]
+    for name in (
+        "final.zip",
+        "summary.json",
+        "config.yaml",
+        "checkpoints/latest.zip",
+        "checkpoints/best.zip",
+    ):
+        assert (run / name).is_file(), name
+    meta = json.loads((run / "checkpoints/latest.json").read_text())
+    assert meta["snapshots"] and meta["num_timesteps"] == summary["timesteps"]
+    assert list((run / "tb").rglob("events.out.tfevents*"))
+
+    # Reload as an agent, directly and through the registry.
+    agent = PPOAgent(run / "final.zip")
+    env = SelfPlayVecEnv(4, OpponentPool([("random", 1.0, None)], seed=0), seed=0)
+    obs = env.reset()
+    actions = agent.act_batch(obs, env.action_masks())
+    assert env.action_masks()[np.arange(4), actions].all()
+    assert agents.make(f"ppo:{run / 'final.zip'}").act(obs[0], env.action_masks()[0]) in range(72)
+    stochastic = PPOAgent(run / "final.zip", deterministic=False, seed=3)
+    again = PPOAgent(run / "final.zip", deterministic=False, seed=3)
+    assert (stochastic.act_batch(obs, env.action_masks()) == again.act_batch(obs, env.action_masks())).all()
+
+    # Resume: the step count and the opponent pool carry on.
+    cfg2 = _tiny_config(tmp_path, total_timesteps=2048)
+    summary2 = train(cfg2, resume=str(run / "checkpoints/latest.zip"), progress_bar=False)
+    assert summary2["timesteps"] >= 2048
+    assert summary2["learner_steps_this_run"] == summary2["timesteps"] - summary["timesteps"]
+    meta2 = json.loads((run / "checkpoints/latest.json").read_text())
+    assert set(meta["snapshots"]) & set(meta2["snapshots"])  # old snapshots were reloaded into the pool
+
+
+def test_ppo_agent_missing_file(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="nowhere.zip"):
+        PPOAgent(tmp_path / "nowhere.zip")

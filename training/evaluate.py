@@ -1,0 +1,239 @@
+"""Head-to-head evaluation with seat rotation, batched on the VectorEnv.
+
+Game ``g`` puts the candidate in seat ``g % num_players`` and the opponent in
+every other seat, so first-move advantage cancels out. The score counts a win
+as 1, a shared victory among ``k`` co-winners as ``1/k`` (a half-win with two
+players), a loss or a truncated game (turn cap) as 0; the win rate comes with
+a Wilson 95% confidence interval.
+
+CLI::
+
+    python -m training.evaluate models/ppo_2p.zip --opponents random greedy --games 1000 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from splendor_env.rules import terminal_rewards
+from splendor_env.state import MAX_PLAYERS
+from splendor_env.vector import VectorEnv
+
+
+def wilson_interval(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a proportion ``score / n`` (95% for z = 1.96)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = score / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class MatchResult:
+    opponent: str
+    games: int
+    score: float  # wins + shared victories / co-winners
+    wins: int
+    shared: int
+    losses: int
+    truncated: int
+
+    @property
+    def win_rate(self) -> float:
+        return self.score / self.games if self.games else 0.0
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return wilson_interval(self.score, self.games)
+
+    def merge(self, other: MatchResult) -> MatchResult:
+        return MatchResult(
+            self.opponent,
+            self.games + other.games,
+            self.score + other.score,
+            self.wins + other.wins,
+            self.shared + other.shared,
+            self.losses + other.losses,
+            self.truncated + other.truncated,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        lo, hi = self.ci
+        return {**asdict(self), "win_rate": self.win_rate, "ci95": [lo, hi]}
+
+    def __str__(self) -> str:
+        lo, hi = self.ci
+        return (
+            f"vs {self.opponent:<10} {self.games:>5} games: win rate {self.win_rate:6.1%} "
+            f"[95% CI {lo:.1%}, {hi:.1%}]  (W {self.wins} / shared {self.shared} / "
+            f"L {self.losses} / truncated {self.truncated})"
+        )
+
+
+def play_match(
+    candidate: Agent,
+    opponent: Agent,
+    games: int,
+    num_players: int = 2,
+    seed: int = 0,
+    batch: int = 250,
+    opponent_name: str = "opponent",
+    first_game: int = 0,
+    **env_options: Any,
+) -> MatchResult:
+    """Play ``games`` seat-rotated games (game ``g`` -> candidate seat ``(first_game + g) % n``)."""
+    n = num_players
+    slots = min(games, batch)
+    venv = VectorEnv(slots, n, seed=seed, copy=False, **env_options)
+    obs, mask, player = venv.reset()
+    game = np.arange(slots)  # game number per slot, -1 = slot finished
+    seat = (first_game + game) % n
+    next_game = slots
+    result = MatchResult(opponent_name, 0, 0.0, 0, 0, 0, 0)
+    terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
+    while (game >= 0).any():
+        active = np.flatnonzero(game >= 0)
+        mine = player[active] == seat[active]
+        for ids, agent in ((active[mine], candidate), (active[~mine], opponent)):
+            if ids.size == 0:
+                continue
+            actions = np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
+            obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
+            for b in ids[term[ids] | trunc[ids]]:
+                result.games += 1
+                if trunc[b]:
+                    result.truncated += 1
+                else:
+                    terminal_rewards(info["final_state"][b], terminal)
+                    r = terminal[seat[b]]
+                    if r > 0:
+                        result.wins += 1
+                        result.score += 1.0
+                    elif r == 0:
+                        result.shared += 1
+                        result.score += 1.0 / int((terminal[:n] == 0).sum())
+                    else:
+                        result.losses += 1
+                if next_game < games:
+                    game[b], seat[b] = next_game, (first_game + next_game) % n
+                    next_game += 1
+                else:
+                    game[b] = -1
+    return result
+
+
+def _candidate(spec: str, deterministic: bool, seed: int) -> Agent:
+    from training.selfplay import make_agent
+
+    if spec.endswith(".zip") or Path(spec).is_file():
+        from agents.ppo import PPOAgent
+
+        return PPOAgent(spec, deterministic=deterministic, seed=seed)
+    return make_agent(spec, seed=seed)
+
+
+def _worker(job: dict[str, Any]) -> MatchResult:
+    import torch
+
+    from training.selfplay import make_agent
+
+    torch.set_num_threads(1)
+    cand = _candidate(job["candidate"], job["deterministic"], job["seed"])
+    opp = make_agent(job["opponent"], seed=job["seed"] + 1)
+    return play_match(
+        cand,
+        opp,
+        job["games"],
+        job["players"],
+        seed=job["seed"],
+        opponent_name=job["opponent"],
+        first_game=job["first_game"],
+    )
+
+
+def evaluate(
+    candidate: str,
+    opponents: list[str],
+    games: int,
+    players: int = 2,
+    workers: int = 1,
+    seed: int = 0,
+    deterministic: bool = True,
+) -> list[MatchResult]:
+    """Evaluate a candidate spec / model path against each opponent, games split over processes."""
+    results = []
+    for k, opp in enumerate(opponents):
+        shares = [games // workers + (i < games % workers) for i in range(workers)]
+        firsts = np.cumsum([0] + shares[:-1]).tolist()
+        jobs = [
+            {
+                "candidate": candidate,
+                "opponent": opp,
+                "games": g,
+                "players": players,
+                "seed": seed + 1_000_000 * k + 10_007 * i,
+                "first_game": f,
+                "deterministic": deterministic,
+            }
+            for i, (g, f) in enumerate(zip(shares, firsts, strict=True))
+            if g > 0
+        ]
+        if workers == 1:
+            parts = [_worker(j) for j in jobs]
+        else:
+            with ProcessPoolExecutor(len(jobs), mp_context=get_context("spawn")) as pool:
+                parts = list(pool.map(_worker, jobs))
+        total = parts[0]
+        for p in parts[1:]:
+            total = total.merge(p)
+        results.append(total)
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("candidate", help="MaskablePPO .zip, or an agent spec")
+    ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
+    ap.add_argument("--games", type=int, default=1000, help="games per opponent")
+    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--stochastic", action="store_true", help="sample the PPO policy instead of argmax")
+    ap.add_argument("--json", help="also write the results to this JSON file")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    results = evaluate(
+        args.candidate,
+        args.opponents,
+        args.games,
+        args.players,
+        args.workers,
+        args.seed,
+        not args.stochastic,
+    )
+    elapsed = time.perf_counter() - t0
+    print(f"{args.candidate} ({args.players} players, seat-rotated, seed {args.seed}):")
+    for r in results:
+        print("  " + str(r))
+    print(f"  ({elapsed:.1f} s)")
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.as_dict() for r in results], indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Game records: one JSON object per line, and a replayer that checks them.
+
+Why: a tournament result should be auditable. A record holds everything
+needed to replay a game exactly through the AEC env (the deal seed and the
+action ids; agents are not needed to replay) and the result to check against.
+
+Record fields: ``num_players``, ``seed`` (the deal), ``max_turns``,
+``agents`` (spec per seat), ``agent_seeds``, ``actions`` (every decision in
+order, discards and noble choices included), ``prestige`` and ``cards`` per
+seat, ``winners`` (seats; several for a shared victory, none when truncated),
+``truncated``, ``turns``, plus tournament bookkeeping (``index``, ``table``,
+``deal``, ``seating``).
+
+CLI::
+
+    python -m training.records replay results/tournament/games.jsonl [--index 3] [--render]
+
+replays every record (or only line ``--index``, 0-based) and exits non-zero
+if any replay does not reproduce the recorded result; ``--render`` prints
+the final position of each replayed game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from splendor_env import state as st
+from splendor_env.env import raw_env
+from splendor_env.render import render_text
+
+#: Fields compared by :func:`replay` between the record and the replayed game.
+RESULT_FIELDS = ("prestige", "cards", "winners", "truncated", "turns")
+
+
+def game_result(s: np.ndarray) -> dict[str, Any]:
+    """The result fields of a finished (or truncated) game state."""
+    n = int(s[st.N_PLAYERS])
+    offs = [st.player_offset(p) for p in range(n)]
+    return {
+        "prestige": [int(s[po + st.P_PRESTIGE]) for po in offs],
+        "cards": [int(s[po + st.P_CARDS]) for po in offs],
+        "winners": [p for p in range(n) if s[st.OUTCOME + p]],
+        "truncated": bool(s[st.PHASE] == st.PHASE_TRUNCATED),
+        "turns": int(s[st.TURN]),
+    }
+
+
+def write_records(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
+    """Write records as JSON lines; returns how many were written."""
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            n += 1
+    return n
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield the records of a JSON-lines file (blank lines skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{lineno}: not a JSON record: {exc}") from exc
+
+
+def replay(record: dict[str, Any], render: bool = False) -> tuple[bool, dict[str, Any], str | None]:
+    """Replay a record through the AEC env: ``(matches, replayed result, final render or None)``.
+
+    Raises :class:`splendor_env.IllegalActionError` if an action is illegal
+    at its point of the replay (a corrupt record).
+    """
+    n = int(record["num_players"])
+    env = raw_env(num_players=n, max_turns=int(record.get("max_turns", st.DEFAULT_MAX_TURNS)))
+    env.reset(seed=int(record["seed"]))
+    actions = list(record["actions"])
+    for i, action in enumerate(actions):
+        if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+            raise ValueError(f"record has {len(actions) - i} action(s) after the end of the game")
+        env.step(int(action))
+    result = game_result(env.game_state)
+    ok = all(result[k] == record.get(k) for k in RESULT_FIELDS)
+    text = render_text(env.game_state, viewer=None) if render else None
+    return ok, result, text
+
+
+def _replay_cli(args: argparse.Namespace) -> int:
+    records = list(read_records(args.file))
+    if args.index is not None:
+        if not 0 <= args.index < len(records):
+            print(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
+            return 2
+        chosen = [(args.index, records[args.index])]
+    else:
+        chosen = list(enumerate(records))
+    bad = 0
+    for i, rec in chosen:
+        ok, result, text = replay(rec, render=args.render)
+        if text:
+            print(text)
+        status = "ok" if ok else "MISMATCH"
+        print(
+            f"record {i}: {status} ({len(rec['actions'])} actions, agents {rec.get('agents')}, "
+            f"prestige {result['prestige']}, winners {result['winners']})"
+        )
+        if not ok:
+            bad += 1
+            print(f"  recorded: { {k: rec.get(k) for k in RESULT_FIELDS} }")
+            print(f"  replayed: { {k: result[k] for k in RESULT_FIELDS} }")
+    print(f"{len(chosen) - bad}/{len(chosen)} record(s) reproduced")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.records", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rp = sub.add_parser("replay", help="replay records through the env and check their results")
+    rp.add_argument("file", help="JSON-lines file written by the tournament (--save-games)")
+    rp.add_argument("--index", type=int, default=None, help="replay only this record (0-based line)")
+    rp.add_argument("--render", action="store_true", help="print the final position of each game")
+    args = parser.parse_args(argv)
+    return _replay_cli(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

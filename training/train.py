@@ -1,0 +1,299 @@
+"""MaskablePPO self-play training, driven by one YAML config.
+
+    python -m training.train --config configs/ppo_2p.yaml [--set ppo.learning_rate=3e-4 ...]
+    python -m training.train --config configs/ppo_2p.yaml --resume runs/ppo_2p/checkpoints/latest.zip
+
+Output directory (``output_dir``)::
+
+    config.yaml            the resolved config (after --set)
+    tb/                    TensorBoard logs (losses, self-play and evaluation win rates)
+    snapshots/snap_N.zip   frozen learner copies used as opponents
+    checkpoints/step_N.zip, latest.zip, best.zip (+ .json sidecars: pool and schedule state)
+    final.zip, summary.json
+
+The learner's timesteps are counted as SB3 counts them (one per learner move);
+opponent moves are extra engine steps, reported separately in the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.ppo import PPOAgent, ScaledObs
+from training import config as config_mod
+from training.config import TrainConfig
+from training.evaluate import MatchResult, play_match
+from training.selfplay import OpponentPool, SelfPlayVecEnv, make_agent
+
+ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "gelu": torch.nn.GELU}
+
+
+def linear_schedule(start: float, end: float):
+    """SB3 schedule: ``progress_remaining`` goes 1 -> 0 over the run."""
+
+    def schedule(progress_remaining: float) -> float:
+        return end + (start - end) * progress_remaining
+
+    return schedule
+
+
+def build_env(cfg: TrainConfig, seed: int) -> SelfPlayVecEnv:
+    pool = OpponentPool(
+        [(e.spec, e.weight, e.final_weight) for e in cfg.opponents.pool],
+        max_snapshots=cfg.opponents.max_snapshots,
+        snapshot_deterministic=cfg.opponents.snapshot_deterministic,
+        seed=seed,
+    )
+    return SelfPlayVecEnv(
+        cfg.n_envs,
+        pool,
+        cfg.players,
+        seed=seed,
+        reward_mode=cfg.env.reward_mode,
+        shaping_scale=cfg.env.shaping_scale,
+        max_turns=cfg.env.max_turns,
+    )
+
+
+def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskablePPO:
+    p = cfg.ppo
+    policy_kwargs: dict[str, Any] = {
+        "net_arch": {"pi": list(cfg.network.net_arch), "vf": list(cfg.network.net_arch)},
+        "activation_fn": ACTIVATIONS[cfg.network.activation],
+    }
+    if cfg.network.scale_obs:
+        policy_kwargs["features_extractor_class"] = ScaledObs
+    lr = (
+        p.learning_rate
+        if p.final_learning_rate is None
+        else linear_schedule(p.learning_rate, p.final_learning_rate)
+    )
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=lr,
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.n_epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clip_range=p.clip_range,
+        ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef,
+        max_grad_norm=p.max_grad_norm,
+        target_kl=p.target_kl,
+        normalize_advantage=p.normalize_advantage,
+        policy_kwargs=policy_kwargs,
+        tensorboard_log=tb_dir,
+        seed=cfg.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def evaluate_model(model: MaskablePPO, cfg: TrainConfig, games: int | None = None) -> list[MatchResult]:
+    """Seat-rotated games of the current (deterministic) policy against each eval opponent."""
+    candidate = PPOAgent(model=model, deterministic=True)
+    results = []
+    for i, spec in enumerate(cfg.eval.opponents):
+        opponent = make_agent(spec, seed=cfg.seed + 7 + i)
+        results.append(
+            play_match(
+                candidate,
+                opponent,
+                games or cfg.eval.games,
+                cfg.players,
+                seed=cfg.seed + 1_000_000,  # the same deals at every evaluation
+                opponent_name=spec,
+                max_turns=cfg.env.max_turns,
+            )
+        )
+    return results
+
+
+class SelfPlayCallback(BaseCallback):
+    """Opponent-pool schedule, snapshots, checkpoints, evaluation and self-play statistics."""
+
+    def __init__(self, cfg: TrainConfig, out: Path, state: dict[str, Any]) -> None:
+        super().__init__()
+        self.cfg, self.out, self.state = cfg, out, state
+        self.stats: dict[str, list[float]] = {}
+        self.t_start = time.perf_counter()
+        self.steps_start = 0
+
+    @property
+    def pool(self) -> OpponentPool:
+        return self.training_env.pool
+
+    def _next(self, every: int) -> int:
+        return (self.num_timesteps // every + 1) * every if every > 0 else sys.maxsize
+
+    def _on_training_start(self) -> None:
+        self.steps_start = self.num_timesteps
+        self.next_snapshot = self._next(self.cfg.opponents.snapshot_every)
+        self.next_checkpoint = self._next(self.cfg.checkpoint_every)
+        self.next_eval = self._next(self.cfg.eval.every)
+
+    def _on_rollout_start(self) -> None:
+        self.pool.progress = min(1.0, self.num_timesteps / self.cfg.total_timesteps)
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if "outcome" in info:
+                outcome = info["outcome"]
+                score = 0.0 if outcome is None else 1.0 if outcome > 0 else 0.5 if outcome == 0 else 0.0
+                self.stats.setdefault(info["opponent"], []).append(score)
+        if self.num_timesteps >= self.next_snapshot:
+            self.next_snapshot = self._next(self.cfg.opponents.snapshot_every)
+            self.add_snapshot()
+        if self.num_timesteps >= self.next_eval:
+            self.next_eval = self._next(self.cfg.eval.every)
+            self.run_eval()
+        if self.num_timesteps >= self.next_checkpoint:
+            self.next_checkpoint = self._next(self.cfg.checkpoint_every)
+            self.save_checkpoint(f"step_{self.num_timesteps}")
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for label, scores in self.stats.items():
+            self.logger.record(f"selfplay/win_rate_vs_{label}", float(np.mean(scores)))
+            self.logger.record(f"selfplay/games_vs_{label}", len(scores))
+        self.stats = {}
+        elapsed = time.perf_counter() - self.t_start
+        self.logger.record("time/learner_steps_per_s", (self.num_timesteps - self.steps_start) / elapsed)
+        self.logger.record("selfplay/pool_progress", self.pool.progress)
+
+    def add_snapshot(self) -> None:
+        path = self.out / "snapshots" / f"snap_{self.num_timesteps}.zip"
+        self.model.save(path)
+        self.pool.add_snapshot(path)
+
+    def run_eval(self) -> list[MatchResult]:
+        t0 = time.perf_counter()
+        results = evaluate_model(self.model, self.cfg)
+        for r in results:
+            lo, hi = r.ci
+            self.logger.record(f"eval/win_rate_vs_{r.opponent}", r.win_rate)
+            self.logger.record(f"eval/ci95_low_vs_{r.opponent}", lo)
+            self.logger.record(f"eval/ci95_high_vs_{r.opponent}", hi)
+            print(f"[eval @ {self.num_timesteps:,} steps] {r}", flush=True)
+        self.state["eval_history"].append(
+            {"timesteps": self.num_timesteps, "results": [r.as_dict() for r in results]}
+        )
+        key = self.cfg.eval.best_opponent or self.cfg.eval.opponents[-1]
+        score = next(r.win_rate for r in results if r.opponent == key) if results else -1.0
+        if score > self.state["best_score"]:
+            self.state["best_score"] = score
+            self.state["best_timesteps"] = self.num_timesteps
+            self.save_checkpoint("best", also_latest=False)
+        self.logger.record("eval/seconds", time.perf_counter() - t0)
+        return results
+
+    def save_checkpoint(self, name: str, also_latest: bool = True) -> None:
+        ckpt = self.out / "checkpoints"
+        meta = {**self.state, "num_timesteps": self.num_timesteps, "snapshots": self.pool.snapshot_paths}
+        for stem in [name, "latest"] if also_latest else [name]:
+            self.model.save(ckpt / f"{stem}.zip")
+            (ckpt / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True) -> dict[str, Any]:
+    """Run (or continue) training; returns the summary that is also written to summary.json."""
+    torch.set_num_threads(cfg.torch_threads)
+    out = Path(cfg.output_dir)
+    for sub in ("checkpoints", "snapshots", "tb"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(config_mod.to_dict(cfg), sort_keys=False))
+
+    state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": []}
+    if resume:
+        meta_path = Path(resume).with_suffix(".json")
+        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        start_steps = int(meta.get("num_timesteps", 0))
+        env = build_env(cfg, seed=cfg.seed + start_steps)  # fresh deals, not a replay of the first ones
+        model = MaskablePPO.load(resume, env=env, device="cpu", tensorboard_log=str(out / "tb"))
+        for path in meta.get("snapshots", []):
+            if Path(path).is_file():
+                env.pool.add_snapshot(path)
+        for key in state:
+            state[key] = meta.get(key, state[key])
+        print(
+            f"resumed from {resume} at {model.num_timesteps:,} steps, {len(env.pool.snapshot_paths)} snapshots"
+        )
+    else:
+        env = build_env(cfg, seed=cfg.seed)
+        model = build_model(cfg, env, str(out / "tb"))
+    if any(e.spec == config_mod.SNAPSHOTS for e in cfg.opponents.pool) and not env.pool.snapshot_paths:
+        path = out / "snapshots" / f"snap_{model.num_timesteps}.zip"
+        model.save(path)  # the initial policy, so the snapshot entry has something to draw
+        env.pool.add_snapshot(path)
+
+    callback = SelfPlayCallback(cfg, out, state)
+    remaining = max(0, cfg.total_timesteps - model.num_timesteps)
+    start_steps, t0 = model.num_timesteps, time.perf_counter()
+    model.learn(
+        total_timesteps=remaining,
+        callback=callback,
+        progress_bar=progress_bar,
+        reset_num_timesteps=not resume,
+        tb_log_name="ppo",
+    )
+    wall = time.perf_counter() - t0
+    learner_steps = model.num_timesteps - start_steps
+    final_results = callback.run_eval()
+    model.logger.dump(model.num_timesteps)
+    model.save(out / "final.zip")
+    callback.save_checkpoint(f"step_{model.num_timesteps}")
+    summary = {
+        "timesteps": model.num_timesteps,
+        "learner_steps_this_run": learner_steps,
+        "opponent_steps_this_run": env.opponent_steps,
+        "wall_time_s": wall,
+        "learner_steps_per_s": learner_steps / wall if wall > 0 else None,
+        "engine_steps_per_s": (learner_steps + env.opponent_steps) / wall if wall > 0 else None,
+        "final_eval": [r.as_dict() for r in final_results],
+        "best_timesteps": state["best_timesteps"],
+        "best_score": state["best_score"],
+        "eval_history": state["eval_history"],
+        "config": config_mod.to_dict(cfg),
+        "resumed_from": resume,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(
+        f"done: {model.num_timesteps:,} steps in {wall:.0f} s "
+        f"({summary['learner_steps_per_s']:.0f} learner steps/s, {summary['engine_steps_per_s']:.0f} engine steps/s); "
+        f"final model {out / 'final.zip'}",
+        flush=True,
+    )
+    return summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", required=True, help="YAML config file")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--resume", help="checkpoint .zip to continue from (e.g. runs/x/checkpoints/latest.zip)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (for log files)")
+    args = ap.parse_args(argv)
+    try:
+        cfg = config_mod.load(args.config, args.overrides)
+        if args.resume and not Path(args.resume).is_file():
+            raise config_mod.ConfigError(f"--resume: checkpoint not found: {args.resume!r}")
+    except config_mod.ConfigError as e:
+        ap.exit(2, f"config error: {e}\n")
+    train(cfg, resume=args.resume, progress_bar=not args.no_progress)
+
+
+if __name__ == "__main__":
+    main()
