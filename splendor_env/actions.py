@@ -147,17 +147,21 @@ def block_of(action: int) -> tuple[str, int]:
 
 
 def action_table(modules: bool = False) -> str:
-    """The action table as aligned text (printed in the README); ``modules=True`` adds the module blocks."""
-    width = 26 if modules else 18
-    lines = [f"{'block':<{width}} {'ids':>9}  size" + ("  module" if modules else "")]
-    rows = [(name, first, size, "") for name, first, size in BLOCKS]
-    if modules:
-        rows += list(MODULE_BLOCKS)
-    for name, first, size, module in rows:
-        ids = f"{first}" if size == 1 else f"{first}-{first + size - 1}"
-        lines.append(f"{name:<{width}} {ids:>9}  {size:>4}" + (f"  {module}" if module else ""))
-    total = NUM_ACTIONS_ALL if modules else NUM_ACTIONS
-    lines.append(f"{'total':<{width}} {'':>9}  {total:>4}")
+    """The action table as aligned text (printed in the README).
+
+    ``modules=True`` gives the Cities of Splendor blocks appended after id 71.
+    """
+    if not modules:
+        lines = [f"{'block':<18} {'ids':>9}  size"]
+        for name, first, size in BLOCKS:
+            ids = f"{first}" if size == 1 else f"{first}-{first + size - 1}"
+            lines.append(f"{name:<18} {ids:>9}  {size:>4}")
+        lines.append(f"{'total':<18} {'':>9}  {NUM_ACTIONS:>4}")
+        return "\n".join(lines)
+    lines = [f"{'block':<26} {'ids':>9}  size  module"]
+    for name, first, size, module in MODULE_BLOCKS:
+        lines.append(f"{name:<26} {f'{first}-{first + size - 1}':>9}  {size:>4}  {module}")
+    lines.append(f"{'total with the base ids':<26} {'':>9}  {NUM_ACTIONS_ALL:>4}")
     return "\n".join(lines)
 
 

@@ -234,18 +234,22 @@ def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
 
 
 def layout_table(modules: bool = False) -> str:
-    """The observation layout as aligned text (printed in the README); ``modules=True`` adds the module sections."""
+    """The observation layout as aligned text (printed in the README).
+
+    ``modules=True`` gives the module sections appended after the base 497 numbers.
+    """
     lines = [f"{'field':<28} {'offset':>6} {'size':>5}"]
-    layout = OBS_LAYOUT + MODULE_OBS_LAYOUT if modules else OBS_LAYOUT
+    layout = MODULE_OBS_LAYOUT if modules else OBS_LAYOUT
     for name, off, size in layout:
         prefix = "mseat" if name.startswith("mseat") else ("seat" if name.startswith("seat") else "")
         if prefix and not name.startswith(prefix + "0"):
             continue
         shown = name.replace(f"{prefix}0.", f"{prefix}[k].") if prefix else name
         lines.append(f"{shown:<28} {off:>6} {size:>5}")
-    lines.append(f"(seat[k] blocks repeat every {SEAT_DIM} numbers for k = 0..3, observer first)")
     if modules:
-        lines.append(f"(mseat[k] blocks repeat every {MODULE_SEAT_DIM} numbers, in the same seat order)")
+        lines.append(f"(mseat[k] blocks repeat every {MODULE_SEAT_DIM} numbers for k = 0..3, observer first)")
+    else:
+        lines.append(f"(seat[k] blocks repeat every {SEAT_DIM} numbers for k = 0..3, observer first)")
     lines.append(f"{'total':<28} {'':>6} {(OBS_DIM_ALL if modules else OBS_DIM):>5}")
     return "\n".join(lines)
 

@@ -187,3 +187,15 @@ def test_batched_games_equal_aec_games_with_modules(num_players: int) -> None:
                 next_seed += 1
                 finished += 1
     assert finished >= 2
+
+
+def test_readme_prints_the_module_tables_and_changelog_mentions_the_version() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert splendor_env.action_table(modules=True) in readme
+    assert splendor_env.layout_table(modules=True) in readme
+    assert f"Discrete({NUM_ACTIONS_ALL})" in readme
+    assert splendor_env.__version__ == "0.2.0"
+    assert "## 0.2.0" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
