@@ -8,6 +8,7 @@ from modules_helpers import Position, base_cards, legal, phase, play, prestige_o
 from splendor_env import state as st
 from splendor_env.actions import CHOOSE_CITY, TAKE3
 from splendor_env.cards import CITY_TILE
+from splendor_env.observation import CITY_DIM, MODULE_SEAT_DIM, O_CITIES, O_MSEATS, OBS_DIM_ALL, observe
 
 CI = ("cities",)
 WHITE, BLUE, GREEN, RED, BLACK = range(5)
@@ -100,3 +101,16 @@ def test_city_holders_tied_on_prestige_fewest_cards_wins() -> None:
     assert prestige_of(s, 0) == prestige_of(s, 1) == 13
     play(s, TAKE3, TAKE3)
     assert city_owner(s, 1) == 1 and st.to_dict(s)["winners"] == [1]
+
+
+def test_a_claimed_city_leaves_the_supply() -> None:
+    # Both players meet city 2 (17 prestige); player 0 claims it first, player 1 cannot any more.
+    s = Position(CI).give(0, 73, 77, 81, 48).give(1, 71, 75, 79, 83, 87).city(2, 0, 1).build()
+    play(s, TAKE3)
+    assert city_owner(s, 2) == 0
+    obs = np.zeros(OBS_DIM_ALL, np.float32)
+    observe(s, 1, obs)
+    assert obs[O_CITIES] == 0 and obs[O_CITIES + CITY_DIM] == 1, "no longer on offer"
+    assert obs[O_MSEATS + MODULE_SEAT_DIM + 1] == 1, "claimed by player 0 (seat block 1 for observer 1)"
+    play(s, TAKE3)
+    assert city_owner(s, 2) == 0 and phase(s) == "game_over" and st.to_dict(s)["winners"] == [0]
