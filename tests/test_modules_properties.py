@@ -199,3 +199,10 @@ def test_readme_prints_the_module_tables_and_changelog_mentions_the_version() ->
     assert f"Discrete({NUM_ACTIONS_ALL})" in readme
     assert splendor_env.__version__ == "0.2.0"
     assert "## 0.2.0" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_determinize_refuses_module_games_clearly() -> None:
+    from splendor_env.determinize import determinize
+
+    with pytest.raises(NotImplementedError, match="modules"):
+        determinize(st.new_state(2, seed=1, modules=("orient",)), 0, 3)
