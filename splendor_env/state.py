@@ -61,6 +61,7 @@ from .cards import (
     LEVEL_OFFSETS,
     LEVEL_SIZES,
     NOBLE_POINTS,
+    NOBLE_REQ,
     NUM_ALL_CARDS,
     NUM_CARDS,
     NUM_CITY_TILES,
@@ -673,6 +674,8 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
                     + MAX_RESERVED
                 ] = -1
         for p in d.get("winners", []):
+            if not 0 <= int(p) < n:
+                raise ValueError(f"winner {p} is not a seat of a {n}-player game")
             s[OUTCOME + int(p)] = 1
     except (KeyError, TypeError, IndexError) as exc:
         raise ValueError(f"malformed state snapshot: {exc!r}") from exc
@@ -745,6 +748,35 @@ def recompute_derived(s: np.ndarray) -> None:
 def trading_post_points(held: int) -> int:
     """Prestige from the points trading post: 1 per trading post held, if it is held."""
     return bin(held).count("1") if held >> TP_POINTS & 1 else 0
+
+
+def _phase_problems(s: np.ndarray, n: int) -> list[str]:
+    """Header fields a reachable position always satisfies (so the mask is never empty mid-game)."""
+    problems = []
+    phase, cur = int(s[PHASE]), int(s[CURRENT])
+    last_phase = len(PHASE_NAMES) - 1 if s[MODULES] else PHASE_TRUNCATED
+    if not 0 <= phase <= last_phase or not 0 <= cur < n:
+        return [f"phase {phase} or current player {cur} out of range"]
+    if s[TURN] < 0 or s[PASSES] < 0:
+        problems.append("turn and consecutive passes must be non-negative")
+    po = PLAYERS + cur * PLAYER_SIZE
+    if phase == PHASE_DISCARD and s[po + P_TOKENS : po + P_TOKENS + 6].sum() <= TOKEN_LIMIT:
+        problems.append("discard phase but the player on move holds at most 10 tokens")
+    if phase == PHASE_NOBLE:
+        bonus = s[po + P_BONUS : po + P_BONUS + 5]
+        qualify = sum(
+            1
+            for k in range(NOBLE_SLOTS)
+            if s[NOBLE_ID + k] >= 0 and s[NOBLE_OWNER + k] < 0 and (bonus >= NOBLE_REQ[s[NOBLE_ID + k]]).all()
+        )
+        if qualify < 2:
+            problems.append("noble phase but fewer than 2 nobles on offer qualify for the player on move")
+    outcome = s[OUTCOME : OUTCOME + MAX_PLAYERS]
+    if outcome[n:].any() or not np.isin(outcome, (0, 1)).all():
+        problems.append(f"outcome {outcome.tolist()} marks seats outside the game")
+    elif phase != PHASE_GAME_OVER and outcome.any():
+        problems.append("winners set before the game is over")
+    return problems
 
 
 def check_invariants(s: np.ndarray) -> list[str]:
@@ -848,8 +880,20 @@ def check_invariants(s: np.ndarray) -> list[str]:
     ids = [int(s[NOBLE_ID + k]) for k in range(NOBLE_SLOTS) if s[NOBLE_ID + k] >= 0]
     if len(set(ids)) != len(ids) or any(i >= NUM_NOBLES for i in ids):
         problems.append(f"noble ids invalid or repeated: {ids}")
+    for k in range(NOBLE_SLOTS):
+        o = int(s[NOBLE_OWNER + k])
+        if not -1 <= o < n or (o >= 0 and s[NOBLE_ID + k] < 0):
+            problems.append(f"noble slot {k + 1} owned by invalid seat {o}")
+    problems += _phase_problems(s, n)
     if mods:
         problems += _check_module_invariants(s, n, mods, owners)
+        if not problems and s[PHASE] not in (PHASE_GAME_OVER, PHASE_TRUNCATED):
+            # Only on an otherwise sound array: the compiled rules do not bounds-check.
+            from .actions import NUM_ACTIONS_ALL  # both import this module
+            from .rules import legal_mask
+
+            if legal_mask(s, np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)) == 0:
+                problems.append(f"no legal action in phase {PHASE_NAMES[s[PHASE]]} mid-game")
     derived = s.copy()
     recompute_derived(derived)
     if not np.array_equal(derived, s):
@@ -859,6 +903,30 @@ def check_invariants(s: np.ndarray) -> list[str]:
 
 def _check_module_invariants(s: np.ndarray, n: int, mods: int, owners: np.ndarray) -> list[str]:
     problems: list[str] = []
+    ranges = (
+        (PD_STAGE, 0, STAGE_END),
+        (PD_SAC_CARD, -1, NUM_ALL_CARDS - 1),
+        (PD_SAC_LEFT, 0, 2),
+        (PD_PAIR, -1, NUM_ALL_CARDS - 1),
+        (PD_FREE_LEVEL, -1, 1),
+        (PD_TP_TOKEN, 0, 1),
+        (PD_EXTRA_EXCL, -1, 4),
+        (PD_SH, 0, 1),
+        (PD_REFILL, 0, (1 << ALL_SLOTS) - 1),
+        (PD_CONQ, 0, 1),
+        (PD_DRAWN_DECK, -1, 5),
+    )
+    for addr, lo, hi in ranges:
+        if not lo <= s[addr] <= hi:
+            problems.append(f"pending field at {addr} holds {int(s[addr])}, outside {lo}..{hi}")
+    if (s[PD_DRAWN0] >= 0) != (s[PD_DRAWN_DECK] >= 0) or (s[PD_DRAWN0] >= 0) != (s[PD_DRAWN1] >= 0):
+        problems.append("draw-two pending record incomplete")
+    for k in range(CITIES_ON_OFFER):
+        if not -1 <= s[CITY_ID + k] < len(CITY_SIDES) * 2 or not -1 <= s[CITY_OWNER + k] < n:
+            problems.append(f"city slot {k + 1} holds an invalid city or owner")
+    for q in range(MAX_PLAYERS):
+        if not 0 <= s[TP_HELD + q] < 1 << len(TRADING_POSTS):
+            problems.append(f"player {q}: invalid trading-post bitmask")
     if mods & MOD_CITIES and any(s[NOBLE_ID + k] >= 0 for k in range(NOBLE_SLOTS)):
         problems.append("nobles on offer in a game with Cities")
     for i in range(NUM_ORIENT):

@@ -104,6 +104,12 @@ def test_overrides_are_typed_by_field() -> None:
         ({"eval": {"opponents": ["snapshots"]}}, [], r"eval\.opponents\[0\]: 'snapshots' is only meaningful"),
         ({"eval": {"games": 0}}, [], r"eval\.games: must be >= 1"),
         ({"eval": {"best_opponent": "mcts"}}, [], r"eval\.best_opponent: must be one of"),
+        (
+            {"pretrain": {"teacher": "oracle"}},
+            [],
+            r"pretrain\.teacher: unknown or unusable agent spec 'oracle'",
+        ),
+        ({"pretrain": {"teacher": "greedy", "samples": 0}}, [], r"pretrain\.samples: must be >= 1"),
         ({}, ["ppo.learning_rate=abc"], r"ppo\.learning_rate: expected a number, got 'abc'"),
         ({}, ["ppo.lr=1e-3"], r"ppo\.lr: unknown key 'lr'"),
         ({}, ["n_envs"], r"expected KEY=VALUE"),

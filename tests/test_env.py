@@ -507,6 +507,14 @@ def _corrupt(edit) -> dict:
         (lambda d: d["market"][1].pop(), "slots"),
         (lambda d: d["decks"][0].append(d["decks"][1].pop()), "level"),
         (lambda d: d.update(num_players=5), "num_players"),
+        (lambda d: d["players"][0].update(purchased=[95]), "card id 95"),
+        (lambda d: d["nobles"][0].update(owner=2), "invalid seat 2"),
+        (lambda d: d.update(phase="game_over", winners=[2]), "winner 2"),
+        (lambda d: d.update(winners=[0]), "before the game is over"),
+        (lambda d: d.update(turn=-1), "non-negative"),
+        (lambda d: d.update(consecutive_passes=-2), "non-negative"),
+        (lambda d: d.update(phase="discard"), "discard phase"),
+        (lambda d: d.update(phase="noble"), "noble phase"),
         (lambda d: d["nobles"].append({"noble": d["nobles"][0]["noble"], "owner": None}), "noble"),
         (
             lambda d: d["players"][0].update(
@@ -622,7 +630,7 @@ def test_truncation_is_not_termination(ctor) -> None:
     e.reset(seed=0)
     rng = np.random.default_rng(0)
     steps = 0
-    while not any(e.truncations.values()):
+    while not (any(e.truncations.values()) or any(e.terminations.values())):
         mask = e.observe(e.agent_selection)["action_mask"]
         e.step(int(rng.choice(np.flatnonzero(mask))))
         steps += 1

@@ -468,16 +468,21 @@ def test_two_qualifying_nobles_the_player_chooses_one() -> None:
     assert phase_of(later) == "main" and later[st.CURRENT] == 1
 
 
-def test_noble_taken_by_another_player_is_gone() -> None:
-    """Noble slot indices stay put; a taken noble is no longer offered."""
+def test_noble_owned_by_another_player_is_not_offered() -> None:
+    """Noble 6 would qualify too, but seat 1 already has it: only the two on offer are choices."""
     s = make_state(
-        2, tokens={0: "2R"}, purchased={0: WHITE4_BLUE3 + GREEN3}, market={(0, 0): 14}, nobles=[0, 5, 3]
+        2,
+        tokens={0: "2R"},
+        purchased={0: WHITE4_BLUE3 + GREEN3 + [32, 33, 34]},  # + 3 black bonuses
+        market={(0, 0): 14},
+        nobles=[0, 5],
+        player_nobles={1: [6]},  # slot 3 (index 2), owned by seat 1
     )
-    d = st.to_dict(play(s, buy_market(0, 0)))
-    d["nobles"][0]["owner"] = 1  # someone else took noble 0 meanwhile
-    s2 = st.from_dict(d)
-    assert legal(s2) == {choose_noble(1)}
-    assert refused(s2, choose_noble(0)) == rules.R_NO_NOBLE
+    after = play(s, buy_market(0, 0))
+    assert phase_of(after) == "noble"
+    assert legal(after) == {choose_noble(0), choose_noble(1)}
+    assert refused(after, choose_noble(2)) == rules.R_NO_NOBLE
+    assert noble_owner(play(after, choose_noble(0)), 6) == 1
 
 
 def test_nobles_count_bonuses_only_never_tokens() -> None:
@@ -692,9 +697,11 @@ def test_prestige_counts_nobles() -> None:
 
 
 def test_no_final_round_below_fifteen() -> None:
-    s = make_state(2, tokens={0: "4G"}, purchased={0: [73, 77, 31]}, market={(0, 0): 7})  # 11 + 1
-    after = play(s, buy_market(0, 0), take3(W, U, G))
-    assert after[st.FINAL_ROUND] == 0 and phase_of(after) == "main"
+    """14 prestige is not enough: the game goes on past the last seat."""
+    s = make_state(2, purchased={0: FOURTEEN})
+    after = play(s, take3(W, U, G), take3(W, U, G))
+    assert player(after, 0)["prestige"] == 14
+    assert after[st.FINAL_ROUND] == 0 and phase_of(after) == "main" and after[st.CURRENT] == 0
 
 
 # ---------------------------------------------------------------------------
@@ -724,3 +731,38 @@ def test_turn_counts_whole_turns_not_decisions() -> None:
     s = make_state(2, tokens={0: "3W 3U 3G"}, max_turns=2)
     s = play(s, take3(W, U, G), discard(W), discard(U))
     assert s[st.TURN] == 1 and phase_of(s) == "main"
+
+
+# ---------------------------------------------------------------------------
+# The position builder itself (every test above relies on it)
+
+
+def test_make_state_places_what_it_is_told() -> None:
+    s = make_state(
+        3,
+        bank="2W 3*",
+        tokens={0: "1U 2*", 2: "3R"},
+        purchased={1: [7, 73]},
+        reserved={0: [(41, True), 2]},
+        market={(2, 3): 89, (0, 0): -1},
+        deck_sizes={1: 5},
+        nobles=[4, 9],
+        player_nobles={2: [0]},
+        current=2,
+        final_round=True,
+    )
+    d = st.to_dict(s)
+    assert d["bank"] == {"white": 2, "blue": 0, "green": 0, "red": 0, "black": 0, "gold": 3}
+    assert tokens_of(s, 0) == [0, 1, 0, 0, 0, 2] and tokens_of(s, 2) == [0, 0, 0, 3, 0, 0]
+    assert tokens_of(s, 1) == [3, 4, 5, 2, 5, 0], "the tokens nobody was given go to the other seats"
+    assert d["players"][1]["purchased"] == [7, 73] and d["players"][1]["prestige"] == 6
+    cut = d["players"][2]["purchased"]
+    assert len(cut) == 30 - 4 - 1 - 5 and all(CARD_LEVEL[c] == 1 for c in cut), (
+        "cut level-2 cards (all but market, card 41 and 5 left) go to the last seat"
+    )
+    assert reserved_of(s, 0) == [(41, True), (2, False)]
+    assert market_card(s, 2, 3) == 89 and market_card(s, 0, 0) == -1
+    assert len(deck(s, 1)) == 5
+    assert [(e["noble"], e["owner"]) for e in d["nobles"]] == [(4, None), (9, None), (0, 2)]
+    assert d["current_player"] == 2 and d["final_round"]
+    assert st.check_invariants(s) == []

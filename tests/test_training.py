@@ -127,6 +127,7 @@ def _tiny_config(tmp_path, **overrides) -> C.TrainConfig:
             "snapshot_every": 512,
         },
         "eval": {"every": 512, "games": 6, "opponents": ["random", "greedy"]},
+        "pretrain": {"teacher": "greedy", "samples": 3000, "epochs": 1, "batch_size": 512},
     }
     return C.from_dict(raw, [f"{k}={v}" for k, v in overrides.items()])
 
@@ -138,6 +139,7 @@ def test_tiny_training_run_checkpoint_reload_resume(tmp_path) -> None:
     assert summary["timesteps"] >= 1024
     assert summary["learner_steps_per_s"] > 0 and summary["opponent_steps_this_run"] > 0
     assert [r["opponent"] for r in summary["final_eval"]] == ["random", "greedy"]
+    assert summary["pretrain"]["samples"] == 3000
     for name in (
         "final.zip",
         "summary.json",

@@ -119,8 +119,9 @@ def test_sample_legal_actions_only_picks_legal_ids() -> None:
     venv = VectorEnv(64, 4, copy=False)
     _, masks, _ = venv.reset(seed=2)
     rng = np.array([9], dtype=np.uint64)
-    for _ in range(300):
+    for step in range(300):
         actions = sample_legal_actions(masks, rng)
         assert masks[np.arange(64), actions].all()
         _, masks, *_ = venv.step(actions)
-        assert not [p for row in venv.states for p in st.check_invariants(row)]
+        if step % 25 == 0:
+            assert not [p for row in venv.states for p in st.check_invariants(row)]

@@ -86,6 +86,18 @@ class EvalConfig:
 
 
 @dataclass
+class PretrainConfig:
+    """Optional warm start: imitate a teacher agent (behaviour cloning) before PPO."""
+
+    teacher: str | None = None  # agent spec, e.g. "greedy"; None = no pretraining
+    samples: int = 500_000  # teacher decisions recorded (teacher plays every seat)
+    epochs: int = 3
+    batch_size: int = 2048
+    learning_rate: float = 1e-3
+    value_coef: float = 0.5  # value head also learns the discounted game outcome
+
+
+@dataclass
 class TrainConfig:
     players: int = 2
     modules: list[str] = field(default_factory=list)
@@ -100,6 +112,7 @@ class TrainConfig:
     env: EnvOptions = field(default_factory=EnvOptions)
     opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
 
 
 # -- typed parsing ---------------------------------------------------------------
@@ -312,6 +325,16 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
             "eval.best_opponent",
             f"must be one of eval.opponents {ev.opponents}",
         )
+    pt = cfg.pretrain
+    if pt.teacher is not None:
+        _check(pt.teacher != SNAPSHOTS, "pretrain.teacher", "must be an agent spec such as 'greedy'")
+        if check_specs:
+            check_agent_spec(pt.teacher, "pretrain.teacher")
+    _check(pt.samples >= 1, "pretrain.samples", f"must be >= 1, got {pt.samples}")
+    _check(pt.epochs >= 1, "pretrain.epochs", f"must be >= 1, got {pt.epochs}")
+    _check(pt.batch_size >= 1, "pretrain.batch_size", f"must be >= 1, got {pt.batch_size}")
+    _check(pt.learning_rate > 0, "pretrain.learning_rate", f"must be > 0, got {pt.learning_rate}")
+    _check(pt.value_coef >= 0, "pretrain.value_coef", f"must be >= 0, got {pt.value_coef}")
     return cfg
 
 

@@ -31,6 +31,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import PPOAgent, ScaledObs
+from splendor_env.rules import terminal_rewards
+from splendor_env.state import MAX_PLAYERS
+from splendor_env.vector import VectorEnv
 from training import config as config_mod
 from training.config import TrainConfig
 from training.evaluate import MatchResult, play_match
@@ -120,6 +123,78 @@ def evaluate_model(model: MaskablePPO, cfg: TrainConfig, games: int | None = Non
             )
         )
     return results
+
+
+def teacher_dataset(cfg: TrainConfig, seed: int) -> dict[str, np.ndarray]:
+    """Positions from games the teacher plays against itself, with its moves and the discounted outcome."""
+    pt, n = cfg.pretrain, cfg.players
+    teacher = make_agent(pt.teacher, seed=seed)
+    games = min(cfg.n_envs, 256)
+    venv = VectorEnv(games, n, seed=seed, copy=False, max_turns=cfg.env.max_turns)
+    obs, mask, player = venv.reset()
+    data = {
+        "obs": np.zeros((pt.samples, obs.shape[1]), np.float32),
+        "mask": np.zeros((pt.samples, mask.shape[1]), bool),
+        "action": np.zeros(pt.samples, np.int64),
+        "value": np.zeros(pt.samples, np.float32),
+    }
+    open_rows: list[list[tuple[int, int]]] = [[] for _ in range(games)]  # (row, seat) of games in progress
+    terminal = np.zeros(MAX_PLAYERS)
+    row = 0
+    while row < pt.samples:
+        take = min(games, pt.samples - row)
+        ids = np.arange(take)
+        actions = teacher.act_batch(obs[ids], mask[ids])
+        rows = np.arange(row, row + take)
+        data["obs"][rows], data["mask"][rows], data["action"][rows] = obs[ids], mask[ids] > 0, actions
+        for b, r in zip(ids, rows, strict=True):
+            open_rows[b].append((r, int(player[b])))
+        row += take
+        obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
+        for b in np.flatnonzero(term | trunc):
+            terminal_rewards(info["final_state"][b], terminal)
+            moves_left = np.zeros(n, np.int64)
+            for r, seat in reversed(open_rows[b]):
+                data["value"][r] = terminal[seat] * cfg.ppo.gamma ** moves_left[seat]
+                moves_left[seat] += 1
+            open_rows[b] = []
+    return data  # rows of unfinished games keep value 0
+
+
+def behaviour_cloning(model: MaskablePPO, cfg: TrainConfig) -> dict[str, float]:
+    """Warm start: cross-entropy to the teacher's moves (masked) + value regression to the outcome."""
+    pt = cfg.pretrain
+    t0 = time.perf_counter()
+    data = teacher_dataset(cfg, seed=cfg.seed + 99)
+    policy = model.policy
+    policy.set_training_mode(True)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=pt.learning_rate)
+    rng = np.random.default_rng(cfg.seed)
+    tensors = {k: torch.as_tensor(v) for k, v in data.items()}
+    for epoch in range(pt.epochs):
+        order = torch.as_tensor(rng.permutation(pt.samples))
+        agree, total = 0.0, 0
+        for start in range(0, pt.samples, pt.batch_size):
+            idx = order[start : start + pt.batch_size]
+            values, log_prob, _ = policy.evaluate_actions(
+                tensors["obs"][idx], tensors["action"][idx], action_masks=tensors["mask"][idx].numpy()
+            )
+            loss = -log_prob.mean() + pt.value_coef * torch.nn.functional.mse_loss(
+                values.flatten(), tensors["value"][idx]
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.ppo.max_grad_norm)
+            optimizer.step()
+            agree += float((log_prob > np.log(0.5)).float().sum())
+            total += len(idx)
+        print(
+            f"[pretrain] epoch {epoch + 1}/{pt.epochs}: loss {loss.item():.3f}, "
+            f"teacher move prob > 0.5 on {agree / total:.1%}",
+            flush=True,
+        )
+    policy.set_training_mode(False)
+    return {"seconds": time.perf_counter() - t0, "samples": pt.samples, "final_loss": loss.item()}
 
 
 class SelfPlayCallback(BaseCallback):
@@ -216,7 +291,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         (out / sub).mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(config_mod.to_dict(cfg), sort_keys=False))
 
-    state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": []}
+    state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": [], "pretrain": None}
     if resume:
         meta_path = Path(resume).with_suffix(".json")
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
@@ -234,6 +309,8 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
     else:
         env = build_env(cfg, seed=cfg.seed)
         model = build_model(cfg, env, str(out / "tb"))
+        if cfg.pretrain.teacher is not None:
+            state["pretrain"] = behaviour_cloning(model, cfg)
     if any(e.spec == config_mod.SNAPSHOTS for e in cfg.opponents.pool) and not env.pool.snapshot_paths:
         path = out / "snapshots" / f"snap_{model.num_timesteps}.zip"
         model.save(path)  # the initial policy, so the snapshot entry has something to draw
@@ -241,7 +318,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
 
     callback = SelfPlayCallback(cfg, out, state)
     remaining = max(0, cfg.total_timesteps - model.num_timesteps)
-    start_steps, t0 = model.num_timesteps, time.perf_counter()
+    start_steps, t0, cpu0 = model.num_timesteps, time.perf_counter(), time.process_time()
     model.learn(
         total_timesteps=remaining,
         callback=callback,
@@ -249,7 +326,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         reset_num_timesteps=not resume,
         tb_log_name="ppo",
     )
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     learner_steps = model.num_timesteps - start_steps
     final_results = callback.run_eval()
     model.logger.dump(model.num_timesteps)
@@ -260,12 +337,15 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         "learner_steps_this_run": learner_steps,
         "opponent_steps_this_run": env.opponent_steps,
         "wall_time_s": wall,
+        "cpu_time_s": cpu,  # below 2 x wall when the cores are shared with other jobs
+        "torch_threads": cfg.torch_threads,
         "learner_steps_per_s": learner_steps / wall if wall > 0 else None,
         "engine_steps_per_s": (learner_steps + env.opponent_steps) / wall if wall > 0 else None,
         "final_eval": [r.as_dict() for r in final_results],
         "best_timesteps": state["best_timesteps"],
         "best_score": state["best_score"],
         "eval_history": state["eval_history"],
+        "pretrain": state["pretrain"],
         "config": config_mod.to_dict(cfg),
         "resumed_from": resume,
     }
