@@ -1,20 +1,25 @@
 """splendor-env: exact, fast Splendor for reinforcement learning.
 
 ``splendor_env.env(num_players=2)`` is the PettingZoo AEC environment,
-``splendor_env.raw_env`` the strict one. The rules live in
+``splendor_env.raw_env`` the strict one; ``modules=(...)`` adds any of the
+Cities of Splendor expansions (``MODULE_NAMES``). The rules live in
 :mod:`splendor_env.rules` over the state arrays of :mod:`splendor_env.state`.
 """
 
-from .actions import NUM_ACTIONS, action_table, describe
+from .actions import NUM_ACTIONS, NUM_ACTIONS_ALL, action_table, describe
 from .env import EnvConfig, IllegalActionError, env, raw_env
-from .observation import OBS_DIM, OBS_LAYOUT, layout_table
-from .state import from_dict, new_state, to_dict
+from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, layout_table
+from .state import MODULE_NAMES, from_dict, new_state, to_dict
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "MODULE_NAMES",
+    "MODULE_OBS_LAYOUT",
     "NUM_ACTIONS",
+    "NUM_ACTIONS_ALL",
     "OBS_DIM",
+    "OBS_DIM_ALL",
     "OBS_LAYOUT",
     "EnvConfig",
     "IllegalActionError",

@@ -37,11 +37,13 @@ from .state import (
     MARKET,
     MARKET_SLOTS,
     MAX_RESERVED,
+    MODULES,
     N_PLAYERS,
     P_RESERVED,
     P_RESERVED_BLIND,
     PLAYER_SIZE,
     PLAYERS,
+    STATE_SIZE,
 )
 
 
@@ -132,6 +134,11 @@ def determinize(s: np.ndarray, seat: int, rng_or_seed: np.random.Generator | int
     n = int(s[N_PLAYERS])
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat} is not a seat of a {n}-player game")
+    if len(s) > STATE_SIZE and s[MODULES] != 0:
+        raise NotImplementedError(
+            "determinize resamples base-game hidden information only; the Cities of Splendor "
+            "modules (Orient decks, drawn cards) are not handled yet"
+        )
     out = np.array(s, dtype=np.int32, copy=True)
     determinize_inplace(out, int(seat), _seed_array(rng_or_seed))
     return out

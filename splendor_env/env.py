@@ -14,7 +14,13 @@ sole winner +1, every loser -1, co-winners of a shared victory 0, everyone 0
 on truncation (turn cap). ``reward_mode="shaped"`` adds, for the acting
 player, ``shaping_scale * prestige gained`` on every step.
 
-Version history: 0.1.0 first release (base game).
+``modules=("cities", "trading_posts", "orient", "strongholds")`` (any subset)
+enables the Cities of Splendor expansions: the action space becomes
+``Discrete(NUM_ACTIONS_ALL)`` and the observation ``float32[OBS_DIM_ALL]``
+(base layout first, module sections appended). Without modules both are
+exactly the base game's.
+
+Version history: 0.1.0 first release (base game); 0.2.0 Cities of Splendor modules.
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ from pettingzoo import AECEnv
 
 from . import rules
 from . import state as st
-from .actions import NUM_ACTIONS, describe
-from .observation import OBS_DIM, observe
+from .actions import describe, num_actions
+from .observation import obs_dim, observe
 from .render import render_text
 
 OBS_HIGH = 127.0
@@ -49,15 +55,23 @@ class EnvConfig:
     reward_mode: str = "terminal"
     shaping_scale: float = 0.01
     illegal_reward: float = -1.0
+    modules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         st.validate_setup_args(self.num_players, 0, self.max_turns)
+        bits = st.parse_modules(self.modules)
+        object.__setattr__(self, "modules", st.module_names(bits))
         if self.reward_mode not in ("terminal", "shaped"):
             raise ValueError(f"reward_mode must be 'terminal' or 'shaped', got {self.reward_mode!r}")
         for name in ("shaping_scale", "illegal_reward"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} must be a number, got {value!r}")
+
+    @property
+    def module_bits(self) -> int:
+        """The MODULES bitmask of the enabled modules (0 for the base game)."""
+        return st.parse_modules(self.modules)
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> EnvConfig:
@@ -68,7 +82,7 @@ class EnvConfig:
         return cls(**options)
 
 
-def _as_action_id(action: Any) -> int:
+def _as_action_id(action: Any, n_actions: int = 72) -> int:
     """Accept Python/numpy integers (and 0-d integer arrays); reject anything else clearly."""
     if isinstance(action, (bool, np.bool_)):
         raise TypeError(f"action must be an integer id, got bool {action!r}")
@@ -77,7 +91,7 @@ def _as_action_id(action: Any) -> int:
     if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
         return int(action)
     raise TypeError(
-        f"action must be an integer id in 0..{NUM_ACTIONS - 1}, got {type(action).__name__} {action!r}"
+        f"action must be an integer id in 0..{n_actions - 1}, got {type(action).__name__} {action!r}"
     )
 
 
@@ -101,20 +115,24 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.render_mode = render_mode
         self._terminate_on_illegal = False
         n = self.config.num_players
+        bits = self.config.module_bits
+        self._modules = bits
+        self._n_actions = num_actions(bits)
+        self._obs_dim = obs_dim(bits)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(0.0, OBS_HIGH, (OBS_DIM,), np.float32),
-                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                "observation": spaces.Box(0.0, OBS_HIGH, (self._obs_dim,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self._n_actions,), np.int8),
             }
         )
-        act_space = spaces.Discrete(NUM_ACTIONS)
+        act_space = spaces.Discrete(self._n_actions)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
-        self._state = np.zeros(st.STATE_SIZE, dtype=np.int32)
-        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._state = np.zeros(st.state_size(bits), dtype=np.int32)
+        self._mask = np.zeros(self._n_actions, dtype=np.int8)
+        self._zero_mask = np.zeros(self._n_actions, dtype=np.int8)
         self._terminal = np.zeros(st.MAX_PLAYERS, dtype=np.float64)
         self._rng = np.random.default_rng()
         self._has_reset = False
@@ -145,8 +163,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def restore(self, snapshot: dict[str, Any] | np.ndarray) -> None:
         """Continue from a snapshot dict (or a state array); validated first."""
         s = st.from_dict(snapshot) if isinstance(snapshot, dict) else np.array(snapshot, dtype=np.int32)
-        if s.shape != (st.STATE_SIZE,):
-            raise ValueError(f"state array must have shape ({st.STATE_SIZE},), got {s.shape}")
+        if s.ndim == 1 and s.size > st.MODULES and int(s[st.MODULES]) != self._modules:
+            raise ValueError(
+                f"snapshot has modules {st.module_names(int(s[st.MODULES]))}, this env {self.config.modules}"
+            )
+        size = st.state_size(self._modules)
+        if s.shape != (size,):
+            raise ValueError(f"state array must have shape ({size},), got {s.shape}")
         if int(s[st.N_PLAYERS]) != self.config.num_players:
             raise ValueError(
                 f"snapshot is a {int(s[st.N_PLAYERS])}-player game, this env has {self.config.num_players}"
@@ -160,7 +183,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def describe_action(self, action: int) -> str:
         """The action id in words, naming the card it concerns in the current state."""
-        return describe(self._check_range(_as_action_id(action)), self._state)
+        return describe(self._check_range(_as_action_id(action, self._n_actions)), self._state)
 
     # -- AEC API --------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -176,7 +199,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         else:
             game_seed = int(self._rng.integers(0, 2**63 - 1))
         self._reset_bookkeeping()
-        st.setup(self._state, self.config.num_players, game_seed, self.config.max_turns)
+        st.setup(self._state, self.config.num_players, game_seed, self.config.max_turns, self._modules)
         self._sync_after_step(prev_prestige=None, actor=None)
         if self.render_mode == "human":
             self.render()
@@ -195,15 +218,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if not self._has_reset:
             raise RuntimeError("observe() called before reset()")
         seat = self._seat[agent]
-        obs = np.empty(OBS_DIM, dtype=np.float32)
+        obs = np.empty(self._obs_dim, dtype=np.float32)
         observe(self._state, seat, obs)
         on_move = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
         mask = self._mask.copy() if on_move else self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
     def _check_range(self, a: int) -> int:
-        if not 0 <= a < NUM_ACTIONS:
-            raise IllegalActionError(f"action id {a} is out of range: valid ids are 0..{NUM_ACTIONS - 1}")
+        if not 0 <= a < self._n_actions:
+            raise IllegalActionError(f"action id {a} is out of range: valid ids are 0..{self._n_actions - 1}")
         return a
 
     def step(self, action: Any) -> None:
@@ -213,7 +236,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = self._check_range(_as_action_id(action))
+        a = self._check_range(_as_action_id(action, self._n_actions))
         if not self._mask[a]:
             if self._terminate_on_illegal:
                 self._end_by_illegal_move(agent, a)

@@ -5,18 +5,46 @@ from __future__ import annotations
 import numpy as np
 
 from . import state as st
-from .cards import CARD_COLOUR, CARD_COST, CARD_LEVEL, CARD_POINTS, COLOUR_LETTERS, COLOURS, NOBLE_REQ
+from .cards import (
+    ALL_CARD_COST,
+    ALL_CARD_EFFECT,
+    ALL_CARD_LEVEL,
+    ALL_CARD_POINTS,
+    ALL_CARD_SAC_COLOUR,
+    ALL_CARD_SAC_COUNT,
+    CITY_PRESTIGE,
+    CITY_REQ,
+    CITY_SAME,
+    COLOUR_LETTERS,
+    EFFECTS,
+    NOBLE_REQ,
+    TRADING_POSTS,
+    colour_name,
+)
 
 
 def _tokens(arr: np.ndarray) -> str:
     return " ".join(f"{COLOUR_LETTERS[c]}{int(n)}" for c, n in enumerate(arr))
 
 
-def _card(card: int) -> str:
+def _sh(s: np.ndarray, m: int) -> str:
+    """Strongholds on market slot ``m`` as ``{p0x2}``, or nothing."""
+    if not s[st.MODULES] & st.MOD_STRONGHOLDS:
+        return ""
+    marks = [f"p{q}x{int(s[st.SH_ON + m * 4 + q])}" for q in range(4) if s[st.SH_ON + m * 4 + q]]
+    return "{" + ",".join(marks) + "}" if marks else ""
+
+
+def _card(card: int, suffix: str = "") -> str:
     if card < 0:
-        return "(empty)".ljust(24)
-    cost = " ".join(f"{n}{COLOUR_LETTERS[c]}" for c, n in enumerate(CARD_COST[card]) if n)
-    return f"{COLOURS[CARD_COLOUR[card]]:<5} {CARD_POINTS[card]}pt [{cost}]".ljust(24)
+        return ("(empty)" + suffix).ljust(24)
+    cost = " ".join(f"{n}{COLOUR_LETTERS[c]}" for c, n in enumerate(ALL_CARD_COST[card]) if n)
+    if ALL_CARD_SAC_COUNT[card]:
+        cost = f"sacrifice {ALL_CARD_SAC_COUNT[card]}{COLOUR_LETTERS[ALL_CARD_SAC_COLOUR[card]]}"
+    text = f"{colour_name(card):<5} {ALL_CARD_POINTS[card]}pt [{cost}]"
+    if ALL_CARD_EFFECT[card]:
+        text += f" {EFFECTS[ALL_CARD_EFFECT[card]]}"
+    return (text + suffix).ljust(24)
 
 
 def render_text(s: np.ndarray, viewer: int | None = None) -> str:
@@ -39,25 +67,57 @@ def render_text(s: np.ndarray, viewer: int | None = None) -> str:
             req = " ".join(f"{r}{COLOUR_LETTERS[c]}" for c, r in enumerate(NOBLE_REQ[noble]) if r)
             nobles.append(f"[{k + 1}: {req}]")
     lines.append("nobles: " + (" ".join(nobles) or "none"))
+    mods = int(s[st.MODULES])
+    if mods & st.MOD_CITIES:
+        cities = []
+        for k in range(3):
+            city = int(s[st.CITY_ID + k])
+            if city < 0:
+                continue
+            req = " ".join(f"{r}{COLOUR_LETTERS[c]}" for c, r in enumerate(CITY_REQ[city]) if r)
+            if CITY_SAME[city]:
+                req += f" {CITY_SAME[city]} of another colour"
+            owner = int(s[st.CITY_OWNER + k])
+            cities.append(
+                f"[{k + 1}: {CITY_PRESTIGE[city]} prestige {req}".rstrip()
+                + (f", player_{owner}]" if owner >= 0 else "]")
+            )
+        lines.append("cities: " + " ".join(cities))
     for lvl in (2, 1, 0):
-        row = " | ".join(_card(int(s[st.MARKET + lvl * 4 + k])) for k in range(4))
+        row = " | ".join(_card(int(s[st.MARKET + lvl * 4 + k]), _sh(s, lvl * 4 + k)) for k in range(4))
+        if mods & st.MOD_ORIENT:
+            row += " || " + " | ".join(
+                _card(int(s[st.OMARKET + lvl * 2 + k]), _sh(s, 12 + lvl * 2 + k)) for k in range(2)
+            )
         lines.append(f"L{lvl + 1} ({int(s[st.DECK_COUNT + lvl]):>2} left): {row}")
     for p in range(n):
         po = st.player_offset(p)
-        marker = ">" if p == s[st.CURRENT] and not s[st.PHASE] >= st.PHASE_GAME_OVER else " "
+        over = s[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
+        marker = ">" if p == s[st.CURRENT] and not over else " "
         lines.append(
             f"{marker}player_{p}: {int(s[po + st.P_PRESTIGE])} prestige, "
             f"{int(s[po + st.P_CARDS])} cards, {int(s[po + st.P_NOBLES])} nobles | "
             f"tokens {_tokens(s[po + st.P_TOKENS : po + st.P_TOKENS + 6])} | "
             f"bonuses {_tokens(s[po + st.P_BONUS : po + st.P_BONUS + 5])}"
         )
+        if mods:
+            extra = []
+            if mods & st.MOD_TRADING_POSTS:
+                held = [TRADING_POSTS[k] for k in range(5) if s[st.TP_HELD + p] >> k & 1]
+                extra.append("trading posts: " + (", ".join(held) or "none"))
+            if mods & st.MOD_STRONGHOLDS:
+                extra.append(f"strongholds in supply: {int(s[st.SH_SUPPLY + p])}")
+            if mods & st.MOD_CITIES:
+                owned = [k + 1 for k in range(3) if s[st.CITY_ID + k] >= 0 and s[st.CITY_OWNER + k] == p]
+                extra.append(f"city: {owned[0]}" if owned else "no city")
+            lines.append("    " + " | ".join(extra))
         for r in range(st.MAX_RESERVED):
             card = int(s[po + st.P_RESERVED + r])
             if card < 0:
                 continue
             blind = bool(s[po + st.P_RESERVED_BLIND + r])
             if blind and viewer is not None and viewer != p:
-                lines.append(f"    reserved {r + 1}: hidden level {CARD_LEVEL[card] + 1} card")
+                lines.append(f"    reserved {r + 1}: hidden level {ALL_CARD_LEVEL[card] + 1} card")
             else:
                 lines.append(f"    reserved {r + 1}: {_card(card).rstrip()}" + (" (blind)" if blind else ""))
     if s[st.PHASE] == st.PHASE_GAME_OVER:

@@ -20,6 +20,25 @@ Layout (offsets into the array)::
     OUTCOME[4]               set at game end: 1 for each winner, 0 otherwise
     PLAYERS[4 * PLAYER_SIZE] per seat: tokens[6], bonus[5], prestige, cards bought,
                              nobles, reserved[3] (card id or -1), reserved_blind[3]
+
+A base game's array ends there (``STATE_SIZE``). With any Cities of Splendor
+module enabled (``MODULES`` header field, a bitmask of ``MOD_*``) the array is
+``STATE_SIZE_ALL`` long, with the module fields appended (the base offsets do
+not move)::
+
+    OMARKET[3*2]             Orient face-up card per (level, slot), -1 when empty
+    ODECK_COUNT[3], ODECK[3*10]   Orient decks, top card at index count-1
+    OCARD_OWNER[30]          owner of Orient card 90+i: -1, a seat, or BOX (-2)
+    PAIR_HOST[30]            for an attached pair card: the card it is attached to, else -1
+    CITY_ID[3], CITY_OWNER[3]     cities on offer and the seat that claimed each (-1)
+    TP_HELD[4]               per seat, bitmask of trading-post powers held
+    SH_SUPPLY[4]             per seat, strongholds in the supply
+    SH_ON[18*4]              strongholds per (market slot, seat); slots 0-11 base, 12-17 Orient
+    PENDING[13]              the decision in progress (see the PD_* constants)
+
+Base cards discarded by a sacrifice go to the box too: ``CARD_OWNER`` = BOX.
+Market slots are numbered 0-17 everywhere in the modules: ``level * 4 + k`` for
+the base market, ``12 + level * 2 + k`` for the Orient market.
 """
 
 from __future__ import annotations
@@ -30,16 +49,29 @@ import numpy as np
 from numba import njit
 
 from .cards import (
-    CARD_COLOUR,
-    CARD_LEVEL,
-    CARD_POINTS,
+    ALL_CARD_BONUS,
+    ALL_CARD_COLOUR,
+    ALL_CARD_EFFECT,
+    ALL_CARD_LEVEL,
+    ALL_CARD_POINTS,
+    CITIES_ON_OFFER,
+    CITY_SIDES,
+    EFFECT_PAIR,
+    EFFECT_PAIR_FREE_L1,
     LEVEL_OFFSETS,
     LEVEL_SIZES,
     NOBLE_POINTS,
     NOBLE_REQ,
+    NUM_ALL_CARDS,
     NUM_CARDS,
+    NUM_CITY_TILES,
     NUM_NOBLES,
+    NUM_ORIENT,
+    ORIENT_LEVEL_SIZE,
+    ORIENT_OFFSETS,
     TOKEN_COLOURS,
+    TP_POINTS,
+    TRADING_POSTS,
 )
 
 MAX_PLAYERS = 4
@@ -55,7 +87,43 @@ PHASE_DISCARD = 1
 PHASE_NOBLE = 2
 PHASE_GAME_OVER = 3
 PHASE_TRUNCATED = 4
-PHASE_NAMES = ("main", "discard", "noble", "game_over", "truncated")
+# Module phases (Cities of Splendor): one per kind of pending decision.
+PHASE_TRADING_POST_CHOICE = 5
+PHASE_TRADING_POST_TOKEN = 6
+PHASE_TRADING_POST_EXTRA = 7
+PHASE_KEEP_DRAWN_CARD = 8
+PHASE_PAIR_TARGET = 9
+PHASE_FREE_CARD = 10
+PHASE_SACRIFICE_CHOICE = 11
+PHASE_STRONGHOLD = 12
+PHASE_CONQUEST = 13
+PHASE_CITY = 14
+PHASE_NAMES = (
+    "main",
+    "discard",
+    "noble",
+    "game_over",
+    "truncated",
+    "trading_post_choice",
+    "trading_post_token",
+    "trading_post_extra_token",
+    "keep_drawn_card",
+    "pair_target",
+    "free_card",
+    "sacrifice_choice",
+    "stronghold",
+    "conquest",
+    "city",
+)
+NUM_PHASES = len(PHASE_NAMES)
+
+#: Module names accepted by ``modules=`` and their bits in the MODULES header field.
+MODULE_NAMES = ("cities", "trading_posts", "orient", "strongholds")
+MOD_CITIES = 1
+MOD_TRADING_POSTS = 2
+MOD_ORIENT = 4
+MOD_STRONGHOLDS = 8
+ALL_MODULES = 15
 
 # Header fields.
 N_PLAYERS = 0
@@ -65,6 +133,7 @@ TURN = 3  # completed turns, all players together
 FINAL_ROUND = 4  # 1 once someone ended a turn with >= 15 prestige
 PASSES = 5  # consecutive pass turns
 MAX_TURNS = 6  # turn cap; reaching it truncates the game
+MODULES = 7  # bitmask of enabled Cities of Splendor modules (0 = base game)
 HEADER_SIZE = 8
 
 BANK = HEADER_SIZE
@@ -91,6 +160,47 @@ PLAYER_SIZE = P_RESERVED_BLIND + MAX_RESERVED
 
 STATE_SIZE = PLAYERS + MAX_PLAYERS * PLAYER_SIZE
 
+# Module fields, appended after the base layout (present only when MODULES != 0).
+BOX = -2  # owner code of a card returned to the box (sacrificed, or a spent double-gold card)
+ORIENT_SLOTS = 2
+BASE_SLOTS = 3 * MARKET_SLOTS
+ALL_SLOTS = BASE_SLOTS + 3 * ORIENT_SLOTS  # market slots 0-17
+STRONGHOLDS = 3
+OMARKET = STATE_SIZE
+ODECK_COUNT = OMARKET + 3 * ORIENT_SLOTS
+ODECK = ODECK_COUNT + 3
+OCARD_OWNER = ODECK + 3 * ORIENT_LEVEL_SIZE
+PAIR_HOST = OCARD_OWNER + NUM_ORIENT
+CITY_ID = PAIR_HOST + NUM_ORIENT
+CITY_OWNER = CITY_ID + CITIES_ON_OFFER
+TP_HELD = CITY_OWNER + CITIES_ON_OFFER
+SH_SUPPLY = TP_HELD + MAX_PLAYERS
+SH_ON = SH_SUPPLY + MAX_PLAYERS
+PENDING = SH_ON + ALL_SLOTS * MAX_PLAYERS
+# The pending record: what is left to do in the current turn.
+PD_STAGE = PENDING + 0  # STAGE_*: where the turn is (effects, token limit, nobles, ...)
+PD_SAC_CARD = PENDING + 1  # sacrifice card being bought, -1
+PD_SAC_LEFT = PENDING + 2  # cards still to discard for it
+PD_PAIR = PENDING + 3  # pair card waiting for its host, -1
+PD_FREE_LEVEL = PENDING + 4  # level of the free card owed, -1
+PD_TP_TOKEN = PENDING + 5  # 1 if the after-purchase trading-post token is owed
+PD_EXTRA_EXCL = PENDING + 6  # colour of the pair just taken when the extra token is owed, -1
+PD_SH = PENDING + 7  # 1 if a stronghold action is owed
+PD_REFILL = PENDING + 8  # bitmask of market slots to refill
+PD_CONQ = PENDING + 9  # 1 once the conquest has been offered (or cannot be) this turn
+PD_DRAWN0 = PENDING + 10  # the two cards drawn by the draw-two trading post, -1
+PD_DRAWN1 = PENDING + 11
+PD_DRAWN_DECK = PENDING + 12  # the deck they came from (0-2 base, 3-5 Orient)
+PENDING_SIZE = 13
+STATE_SIZE_ALL = PENDING + PENDING_SIZE
+
+STAGE_EFFECTS = 0
+STAGE_TOKEN_LIMIT = 1
+STAGE_NOBLES = 2
+STAGE_TRADING_POSTS = 3
+STAGE_CITIES = 4
+STAGE_END = 5
+
 #: Gem tokens per colour in the bank at setup, by number of players.
 GEMS_FOR_PLAYERS = {2: 4, 3: 5, 4: 7}
 GOLD_TOKENS = 5
@@ -116,12 +226,42 @@ def _randint(rng: np.ndarray, n: int) -> int:
     return int(_splitmix64(rng) % np.uint64(n))
 
 
+def state_size(modules: int) -> int:
+    """Length of a game's state array: the base layout, or with the module fields."""
+    return STATE_SIZE if modules == 0 else STATE_SIZE_ALL
+
+
+def parse_modules(modules: Any) -> int:
+    """Validate a ``modules=`` option (names from MODULE_NAMES) and return its bitmask."""
+    if modules is None:
+        return 0
+    if isinstance(modules, str):
+        modules = (modules,)
+    try:
+        names = list(modules)
+    except TypeError:
+        raise TypeError(f"modules must be a sequence of module names, got {modules!r}") from None
+    bits = 0
+    for name in names:
+        if not isinstance(name, str) or name not in MODULE_NAMES:
+            raise ValueError(f"unknown module {name!r}; known modules: {', '.join(MODULE_NAMES)}")
+        bits |= 1 << MODULE_NAMES.index(name)
+    return bits
+
+
+def module_names(bits: int) -> tuple[str, ...]:
+    """The module names of a MODULES bitmask, in MODULE_NAMES order."""
+    return tuple(name for i, name in enumerate(MODULE_NAMES) if bits & (1 << i))
+
+
 @njit(cache=True)
-def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int) -> None:
+def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int, modules: int = 0) -> None:
     """Fill ``s`` with a fresh game. The same seed always deals the same game.
 
     Shuffling uses a counter-based generator seeded by ``seed`` (not numpy's
     global state), so the AEC env and the batched path deal identical games.
+    The module setup draws after the base deal, so the base cards and nobles
+    of a seed are the same with or without modules.
     """
     s[:] = 0
     rng = np.empty(1, dtype=np.uint64)
@@ -164,6 +304,133 @@ def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int) -> None:
             s[po + P_RESERVED + r] = -1
     s[CURRENT] = 0
     s[PHASE] = PHASE_MAIN
+    if modules != 0:
+        _setup_modules(s, num_players, modules, rng)
+
+
+@njit(cache=True)
+def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarray) -> None:
+    """Module fields: Orient decks and market, cities (replacing nobles), strongholds."""
+    s[MODULES] = modules
+    for i in range(OMARKET, STATE_SIZE_ALL):
+        s[i] = 0
+    for i in range(3 * ORIENT_SLOTS):
+        s[OMARKET + i] = -1
+    for i in range(3 * ORIENT_LEVEL_SIZE):
+        s[ODECK + i] = -1
+    for i in range(NUM_ORIENT):
+        s[OCARD_OWNER + i] = -1
+        s[PAIR_HOST + i] = -1
+    for k in range(CITIES_ON_OFFER):
+        s[CITY_ID + k] = -1
+        s[CITY_OWNER + k] = -1
+    if modules & MOD_ORIENT:
+        for lvl in range(3):
+            base = ODECK + lvl * ORIENT_LEVEL_SIZE
+            for i in range(ORIENT_LEVEL_SIZE):
+                s[base + i] = ORIENT_OFFSETS[lvl] + i
+            for i in range(ORIENT_LEVEL_SIZE - 1, 0, -1):
+                j = _randint(rng, i + 1)
+                t = s[base + i]
+                s[base + i] = s[base + j]
+                s[base + j] = t
+            s[ODECK_COUNT + lvl] = ORIENT_LEVEL_SIZE
+            for k in range(ORIENT_SLOTS):
+                s[OMARKET + lvl * ORIENT_SLOTS + k] = draw_from(s, 3 + lvl)
+    if modules & MOD_CITIES:
+        for k in range(NOBLE_SLOTS):
+            s[NOBLE_ID + k] = -1
+            s[NOBLE_OWNER + k] = -1
+        tiles = np.arange(NUM_CITY_TILES)
+        for i in range(NUM_CITY_TILES - 1, 0, -1):
+            j = _randint(rng, i + 1)
+            t = tiles[i]
+            tiles[i] = tiles[j]
+            tiles[j] = t
+        for k in range(CITIES_ON_OFFER):
+            s[CITY_ID + k] = CITY_SIDES[tiles[k], _randint(rng, 2)]
+    if modules & MOD_STRONGHOLDS:
+        for p in range(num_players):
+            s[SH_SUPPLY + p] = STRONGHOLDS
+    _clear_pending(s)
+
+
+@njit(cache=True)
+def _clear_pending(s: np.ndarray) -> None:
+    s[PD_STAGE] = STAGE_EFFECTS
+    s[PD_SAC_CARD] = -1
+    s[PD_SAC_LEFT] = 0
+    s[PD_PAIR] = -1
+    s[PD_FREE_LEVEL] = -1
+    s[PD_TP_TOKEN] = 0
+    s[PD_EXTRA_EXCL] = -1
+    s[PD_SH] = 0
+    s[PD_REFILL] = 0
+    s[PD_CONQ] = 0
+    s[PD_DRAWN0] = -1
+    s[PD_DRAWN1] = -1
+    s[PD_DRAWN_DECK] = -1
+
+
+@njit(cache=True, inline="always")
+def deck_count_addr(d: int) -> int:
+    """Address of deck ``d``'s card count (0-2 base levels, 3-5 Orient levels)."""
+    return DECK_COUNT + d if d < 3 else ODECK_COUNT + d - 3
+
+
+@njit(cache=True, inline="always")
+def deck_addr(d: int) -> int:
+    """Address of deck ``d``'s bottom card."""
+    return DECK + d * DECK_CAPACITY if d < 3 else ODECK + (d - 3) * ORIENT_LEVEL_SIZE
+
+
+@njit(cache=True)
+def draw_from(s: np.ndarray, d: int) -> int:
+    """Pop the top card of deck ``d`` (base or Orient); -1 when it is empty."""
+    ca = deck_count_addr(d)
+    n = s[ca]
+    if n == 0:
+        return -1
+    n -= 1
+    s[ca] = n
+    card = s[deck_addr(d) + n]
+    s[deck_addr(d) + n] = -1
+    return card
+
+
+@njit(cache=True)
+def put_bottom(s: np.ndarray, d: int, card: int) -> None:
+    """Put ``card`` at the bottom of deck ``d`` (the draw-two trading post)."""
+    ca = deck_count_addr(d)
+    n = s[ca]
+    base = deck_addr(d)
+    for i in range(n, 0, -1):
+        s[base + i] = s[base + i - 1]
+    s[base] = card
+    s[ca] = n + 1
+
+
+@njit(cache=True, inline="always")
+def slot_addr(m: int) -> int:
+    """Address of market slot ``m`` (0-11 base ``level*4+k``, 12-17 Orient ``12+level*2+k``)."""
+    return MARKET + m if m < BASE_SLOTS else OMARKET + m - BASE_SLOTS
+
+
+@njit(cache=True, inline="always")
+def slot_deck(m: int) -> int:
+    """The deck that refills market slot ``m``."""
+    return m // MARKET_SLOTS if m < BASE_SLOTS else 3 + (m - BASE_SLOTS) // ORIENT_SLOTS
+
+
+@njit(cache=True, inline="always")
+def slot_level(m: int) -> int:
+    return m // MARKET_SLOTS if m < BASE_SLOTS else (m - BASE_SLOTS) // ORIENT_SLOTS
+
+
+@njit(cache=True, inline="always")
+def owner_addr(card: int) -> int:
+    """Address of a card's owner field (base cards in CARD_OWNER, Orient cards in OCARD_OWNER)."""
+    return CARD_OWNER + card if card < NUM_CARDS else OCARD_OWNER + card - NUM_CARDS
 
 
 @njit(cache=True, inline="always")
@@ -179,11 +446,14 @@ def draw_card(s: np.ndarray, lvl: int) -> int:
     return card
 
 
-def new_state(num_players: int = 2, seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS) -> np.ndarray:
+def new_state(
+    num_players: int = 2, seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS, modules: Any = ()
+) -> np.ndarray:
     """A freshly dealt game as a state array (validated arguments)."""
     validate_setup_args(num_players, seed, max_turns)
-    s = np.zeros(STATE_SIZE, dtype=np.int32)
-    setup(s, num_players, seed, max_turns)
+    bits = parse_modules(modules)
+    s = np.zeros(state_size(bits), dtype=np.int32)
+    setup(s, num_players, seed, max_turns, bits)
     return s
 
 
@@ -211,13 +481,25 @@ def _tokens(arr: np.ndarray) -> dict[str, int]:
     return {name: int(v) for name, v in zip(TOKEN_COLOURS, arr, strict=False)}
 
 
+def _owners(s: np.ndarray) -> np.ndarray:
+    """Owner code of every card id this game can hold (90 base, 120 with modules)."""
+    if s[MODULES] == 0:
+        return s[CARD_OWNER : CARD_OWNER + NUM_CARDS]
+    return np.concatenate([s[CARD_OWNER : CARD_OWNER + NUM_CARDS], s[OCARD_OWNER : OCARD_OWNER + NUM_ORIENT]])
+
+
 def to_dict(s: np.ndarray) -> dict[str, Any]:
     """Full, JSON-serialisable snapshot of a game (hidden information included).
 
     ``decks`` lists each level's remaining cards bottom first (the last id is
-    the top card). ``from_dict(to_dict(s))`` reproduces ``s`` exactly.
+    the top card). ``from_dict(to_dict(s))`` reproduces ``s`` exactly. A game
+    with modules has the extra keys ``modules``, ``orient_market``,
+    ``orient_decks``, ``cities``, ``strongholds``, ``boxed``, ``pending`` and,
+    per player, ``pairs``, ``trading_posts`` and ``stronghold_supply``.
     """
     n = int(s[N_PLAYERS])
+    mods = int(s[MODULES])
+    owners = _owners(s)
     players = []
     for p in range(n):
         po = PLAYERS + p * PLAYER_SIZE
@@ -226,17 +508,24 @@ def to_dict(s: np.ndarray) -> dict[str, Any]:
             for r in range(MAX_RESERVED)
             if s[po + P_RESERVED + r] >= 0
         ]
-        players.append(
-            {
-                "tokens": _tokens(s[po + P_TOKENS : po + P_TOKENS + 6]),
-                "bonuses": _tokens(s[po + P_BONUS : po + P_BONUS + 5]),
-                "prestige": int(s[po + P_PRESTIGE]),
-                "purchased": [int(c) for c in np.flatnonzero(s[CARD_OWNER : CARD_OWNER + NUM_CARDS] == p)],
-                "nobles": [int(s[NOBLE_ID + k]) for k in range(NOBLE_SLOTS) if s[NOBLE_OWNER + k] == p],
-                "reserved": reserved,
+        entry = {
+            "tokens": _tokens(s[po + P_TOKENS : po + P_TOKENS + 6]),
+            "bonuses": _tokens(s[po + P_BONUS : po + P_BONUS + 5]),
+            "prestige": int(s[po + P_PRESTIGE]),
+            "purchased": [int(c) for c in np.flatnonzero(owners == p)],
+            "nobles": [int(s[NOBLE_ID + k]) for k in range(NOBLE_SLOTS) if s[NOBLE_OWNER + k] == p],
+            "reserved": reserved,
+        }
+        if mods:
+            entry["pairs"] = {
+                str(NUM_CARDS + i): int(s[PAIR_HOST + i])
+                for i in range(NUM_ORIENT)
+                if s[OCARD_OWNER + i] == p and s[PAIR_HOST + i] >= 0
             }
-        )
-    return {
+            entry["trading_posts"] = [name for k, name in enumerate(TRADING_POSTS) if s[TP_HELD + p] >> k & 1]
+            entry["stronghold_supply"] = int(s[SH_SUPPLY + p])
+        players.append(entry)
+    d = {
         "num_players": n,
         "current_player": int(s[CURRENT]),
         "phase": PHASE_NAMES[s[PHASE]],
@@ -263,26 +552,70 @@ def to_dict(s: np.ndarray) -> dict[str, Any]:
         "players": players,
         "winners": [p for p in range(n) if s[OUTCOME + p]],
     }
+    if mods:
+        d["modules"] = list(module_names(mods))
+        d["orient_market"] = [
+            [int(s[OMARKET + lvl * ORIENT_SLOTS + k]) for k in range(ORIENT_SLOTS)] for lvl in range(3)
+        ]
+        d["orient_decks"] = [
+            [int(c) for c in s[deck_addr(3 + lvl) : deck_addr(3 + lvl) + s[ODECK_COUNT + lvl]]]
+            for lvl in range(3)
+        ]
+        d["cities"] = [
+            {"city": int(s[CITY_ID + k]), "owner": None if s[CITY_OWNER + k] < 0 else int(s[CITY_OWNER + k])}
+            for k in range(CITIES_ON_OFFER)
+            if s[CITY_ID + k] >= 0
+        ]
+        d["strongholds"] = [
+            [m, q, int(s[SH_ON + m * MAX_PLAYERS + q])]
+            for m in range(ALL_SLOTS)
+            for q in range(MAX_PLAYERS)
+            if s[SH_ON + m * MAX_PLAYERS + q]
+        ]
+        d["boxed"] = [int(c) for c in np.flatnonzero(owners == BOX)]
+        d["pending"] = {name: int(s[addr]) for name, addr in _PENDING_FIELDS}
+    return d
+
+
+_PENDING_FIELDS = (
+    ("stage", PD_STAGE),
+    ("sacrifice_card", PD_SAC_CARD),
+    ("sacrifice_left", PD_SAC_LEFT),
+    ("pair_card", PD_PAIR),
+    ("free_level", PD_FREE_LEVEL),
+    ("trading_post_token", PD_TP_TOKEN),
+    ("extra_token_excluded", PD_EXTRA_EXCL),
+    ("stronghold_action", PD_SH),
+    ("refill_slots", PD_REFILL),
+    ("conquest_done", PD_CONQ),
+    ("drawn_0", PD_DRAWN0),
+    ("drawn_1", PD_DRAWN1),
+    ("drawn_deck", PD_DRAWN_DECK),
+)
 
 
 def from_dict(d: dict[str, Any]) -> np.ndarray:
     """Rebuild a state array from a :func:`to_dict` snapshot, checking it.
 
     Derived fields (bonuses, prestige, card counts) are recomputed from the
-    purchased cards and nobles, so a hand-edited snapshot cannot contradict
-    itself. Raises ``ValueError`` naming the first problem found.
+    purchased cards, pairs, nobles and trading posts, so a hand-edited snapshot
+    cannot contradict itself. Raises ``ValueError`` naming the first problem found.
     """
     try:
         n = int(d["num_players"])
         validate_setup_args(n, 0, int(d.get("max_turns", DEFAULT_MAX_TURNS)))
-        s = np.zeros(STATE_SIZE, dtype=np.int32)
+        mods = parse_modules(d.get("modules", ()))
+        s = np.zeros(state_size(mods), dtype=np.int32)
         s[N_PLAYERS] = n
+        s[MODULES] = mods
         s[CURRENT] = int(d.get("current_player", 0))
         if not 0 <= s[CURRENT] < n:
             raise ValueError(f"current_player {s[CURRENT]} is not a seat of a {n}-player game")
         phase = d.get("phase", "main")
         if phase not in PHASE_NAMES:
             raise ValueError(f"unknown phase {phase!r}; expected one of {PHASE_NAMES}")
+        if not mods and PHASE_NAMES.index(phase) > PHASE_TRUNCATED:
+            raise ValueError(f"phase {phase!r} exists only with modules")
         s[PHASE] = PHASE_NAMES.index(phase)
         s[TURN] = int(d.get("turn", 0))
         s[FINAL_ROUND] = int(bool(d.get("final_round", False)))
@@ -297,6 +630,8 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
                 raise ValueError(f"market level {lvl + 1} must have {MARKET_SLOTS} slots, got {len(row)}")
             s[MARKET + lvl * MARKET_SLOTS : MARKET + (lvl + 1) * MARKET_SLOTS] = row
             deck = d["decks"][lvl]
+            if len(deck) > DECK_CAPACITY:
+                raise ValueError(f"deck level {lvl + 1} holds too many cards")
             s[DECK_COUNT + lvl] = len(deck)
             s[DECK + lvl * DECK_CAPACITY : DECK + lvl * DECK_CAPACITY + len(deck)] = deck
         s[NOBLE_ID : NOBLE_ID + NOBLE_SLOTS] = -1
@@ -305,21 +640,31 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
             s[NOBLE_ID + k] = int(entry["noble"])
             s[NOBLE_OWNER + k] = -1 if entry.get("owner") is None else int(entry["owner"])
         s[CARD_OWNER : CARD_OWNER + NUM_CARDS] = -1
+        if mods:
+            _module_fields_from_dict(s, d, n)
         if len(d["players"]) != n:
             raise ValueError(f"{n}-player game needs {n} player entries, got {len(d['players'])}")
         for p, pl in enumerate(d["players"]):
             po = PLAYERS + p * PLAYER_SIZE
             s[po + P_TOKENS : po + P_TOKENS + 6] = [int(pl["tokens"][c]) for c in TOKEN_COLOURS]
             for c in pl.get("purchased", []):
-                if not 0 <= int(c) < NUM_CARDS:
-                    raise ValueError(f"player {p}: purchased card id {c} out of range")
-                s[CARD_OWNER + int(c)] = p
+                c = int(c)
+                if not 0 <= c < (NUM_ALL_CARDS if mods else NUM_CARDS):
+                    raise ValueError(f"player {p}: card id {c} out of range")
+                s[owner_addr(c)] = p
             s[po + P_RESERVED : po + P_RESERVED + MAX_RESERVED] = -1
             if len(pl.get("reserved", [])) > MAX_RESERVED:
                 raise ValueError(f"player {p} holds more than {MAX_RESERVED} reserved cards")
             for r, res in enumerate(pl.get("reserved", [])):
                 s[po + P_RESERVED + r] = int(res["card"])
                 s[po + P_RESERVED_BLIND + r] = int(bool(res.get("blind", False)))
+            if mods:
+                for card, host in pl.get("pairs", {}).items():
+                    s[PAIR_HOST + int(card) - NUM_CARDS] = int(host)
+                tps = pl.get("trading_posts", [])
+                for name in tps:
+                    s[TP_HELD + p] |= 1 << TRADING_POSTS.index(name)
+                s[SH_SUPPLY + p] = int(pl.get("stronghold_supply", 0))
         for p in range(MAX_PLAYERS):
             if p >= n:
                 s[
@@ -341,25 +686,76 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
     return s
 
 
+def _module_fields_from_dict(s: np.ndarray, d: dict[str, Any], n: int) -> None:
+    s[OMARKET:STATE_SIZE_ALL] = 0
+    s[OMARKET : OMARKET + 3 * ORIENT_SLOTS] = -1
+    s[ODECK : ODECK + 3 * ORIENT_LEVEL_SIZE] = -1
+    s[OCARD_OWNER : OCARD_OWNER + NUM_ORIENT] = -1
+    s[PAIR_HOST : PAIR_HOST + NUM_ORIENT] = -1
+    s[CITY_ID : CITY_ID + CITIES_ON_OFFER] = -1
+    s[CITY_OWNER : CITY_OWNER + CITIES_ON_OFFER] = -1
+    for lvl in range(3):
+        row = d.get("orient_market", [[-1] * ORIENT_SLOTS] * 3)[lvl]
+        if len(row) != ORIENT_SLOTS:
+            raise ValueError(f"orient market level {lvl + 1} must have {ORIENT_SLOTS} slots")
+        s[OMARKET + lvl * ORIENT_SLOTS : OMARKET + (lvl + 1) * ORIENT_SLOTS] = row
+        deck = d.get("orient_decks", [[], [], []])[lvl]
+        if len(deck) > ORIENT_LEVEL_SIZE:
+            raise ValueError(f"orient deck level {lvl + 1} holds too many cards")
+        s[ODECK_COUNT + lvl] = len(deck)
+        s[deck_addr(3 + lvl) : deck_addr(3 + lvl) + len(deck)] = deck
+    cities = d.get("cities", [])
+    if len(cities) > CITIES_ON_OFFER:
+        raise ValueError(f"at most {CITIES_ON_OFFER} cities")
+    for k, entry in enumerate(cities):
+        s[CITY_ID + k] = int(entry["city"])
+        s[CITY_OWNER + k] = -1 if entry.get("owner") is None else int(entry["owner"])
+    for m, q, count in d.get("strongholds", []):
+        s[SH_ON + int(m) * MAX_PLAYERS + int(q)] = int(count)
+    for c in d.get("boxed", []):
+        s[owner_addr(int(c))] = BOX
+    _clear_pending(s)
+    for name, addr in _PENDING_FIELDS:
+        if name in d.get("pending", {}):
+            s[addr] = int(d["pending"][name])
+
+
 def recompute_derived(s: np.ndarray) -> None:
-    """Recompute bonuses, prestige and purchase counts from cards and nobles."""
+    """Recompute bonuses, prestige and purchase counts from cards, pairs, nobles and trading posts."""
     n = int(s[N_PLAYERS])
-    owners = s[CARD_OWNER : CARD_OWNER + NUM_CARDS]
+    mods = int(s[MODULES])
+    owners = _owners(s)
     for p in range(n):
         po = PLAYERS + p * PLAYER_SIZE
         mine = np.flatnonzero(owners == p)
-        s[po + P_BONUS : po + P_BONUS + 5] = np.bincount(CARD_COLOUR[mine], minlength=5)
+        bonus = np.zeros(5, dtype=np.int64)
+        for c in mine:
+            colour = int(ALL_CARD_COLOUR[c])
+            if colour >= 0:
+                bonus[colour] += ALL_CARD_BONUS[c]
+            elif c >= NUM_CARDS and s[PAIR_HOST + c - NUM_CARDS] >= 0 if mods else False:
+                bonus[ALL_CARD_COLOUR[s[PAIR_HOST + c - NUM_CARDS]]] += 1
+        s[po + P_BONUS : po + P_BONUS + 5] = bonus
         s[po + P_CARDS] = len(mine)
         nobles = [s[NOBLE_ID + k] for k in range(NOBLE_SLOTS) if s[NOBLE_OWNER + k] == p]
         s[po + P_NOBLES] = len(nobles)
-        s[po + P_PRESTIGE] = int(CARD_POINTS[mine].sum()) + int(sum(NOBLE_POINTS[k] for k in nobles))
+        prestige = int(ALL_CARD_POINTS[mine].sum()) + int(sum(NOBLE_POINTS[k] for k in nobles))
+        if mods:
+            prestige += trading_post_points(int(s[TP_HELD + p]))
+        s[po + P_PRESTIGE] = prestige
+
+
+def trading_post_points(held: int) -> int:
+    """Prestige from the points trading post: 1 per trading post held, if it is held."""
+    return bin(held).count("1") if held >> TP_POINTS & 1 else 0
 
 
 def _phase_problems(s: np.ndarray, n: int) -> list[str]:
     """Header fields a reachable position always satisfies (so the mask is never empty mid-game)."""
     problems = []
     phase, cur = int(s[PHASE]), int(s[CURRENT])
-    if not 0 <= phase < len(PHASE_NAMES) or not 0 <= cur < n:
+    last_phase = len(PHASE_NAMES) - 1 if s[MODULES] else PHASE_TRUNCATED
+    if not 0 <= phase <= last_phase or not 0 <= cur < n:
         return [f"phase {phase} or current player {cur} out of range"]
     if s[TURN] < 0 or s[PASSES] < 0:
         problems.append("turn and consecutive passes must be non-negative")
@@ -386,23 +782,29 @@ def _phase_problems(s: np.ndarray, n: int) -> list[str]:
 def check_invariants(s: np.ndarray) -> list[str]:
     """Conservation and consistency checks; returns a list of problems (empty = ok).
 
-    Every card is in exactly one place (a deck, the market, a reserve, or
-    bought), every card sits at its own level, tokens add up to the setup
-    totals, counts are non-negative and derived fields agree with the cards.
+    Every card is in exactly one place (a deck, the market, a reserve, bought,
+    or with modules the Orient market and decks, a pending draw or the box),
+    every card sits at its own level, tokens add up to the setup totals,
+    strongholds add up to 3 per player, counts are non-negative and derived
+    fields agree with the cards.
     """
     problems: list[str] = []
     n = int(s[N_PLAYERS])
     if n not in GEMS_FOR_PLAYERS:
         return [f"num_players {n} is not 2, 3 or 4"]
-    seen = np.zeros(NUM_CARDS, dtype=np.int64)
+    mods = int(s[MODULES])
+    if mods & ~ALL_MODULES or len(s) != state_size(mods):
+        return [f"modules bitmask {mods} does not match a state array of length {len(s)}"]
+    ncards = NUM_ALL_CARDS if mods & MOD_ORIENT else NUM_CARDS
+    seen = np.zeros(NUM_ALL_CARDS, dtype=np.int64)
 
     def place(card: int, where: str, level: int | None = None) -> None:
-        if not 0 <= card < NUM_CARDS:
+        if not 0 <= card < ncards:
             problems.append(f"{where}: card id {card} out of range")
             return
         seen[card] += 1
-        if level is not None and CARD_LEVEL[card] != level:
-            problems.append(f"{where}: card {card} is level {CARD_LEVEL[card] + 1}, not {level + 1}")
+        if level is not None and ALL_CARD_LEVEL[card] != level:
+            problems.append(f"{where}: card {card} is level {ALL_CARD_LEVEL[card] + 1}, not {level + 1}")
 
     for lvl in range(3):
         cnt = int(s[DECK_COUNT + lvl])
@@ -410,11 +812,36 @@ def check_invariants(s: np.ndarray) -> list[str]:
             problems.append(f"deck level {lvl + 1} count {cnt} out of range")
             cnt = 0
         for i in range(cnt):
-            place(int(s[DECK + lvl * DECK_CAPACITY + i]), f"deck level {lvl + 1}", lvl)
+            c = int(s[DECK + lvl * DECK_CAPACITY + i])
+            place(c, f"deck level {lvl + 1}", lvl)
+            if c >= NUM_CARDS:
+                problems.append(f"Orient card {c} in a base deck")
         for k in range(MARKET_SLOTS):
             c = int(s[MARKET + lvl * MARKET_SLOTS + k])
             if c >= 0:
                 place(c, f"market L{lvl + 1} slot {k + 1}", lvl)
+                if c >= NUM_CARDS:
+                    problems.append(f"Orient card {c} in the base market")
+    if mods:
+        for lvl in range(3):
+            cnt = int(s[ODECK_COUNT + lvl])
+            if not 0 <= cnt <= ORIENT_LEVEL_SIZE:
+                problems.append(f"orient deck level {lvl + 1} count {cnt} out of range")
+                cnt = 0
+            for i in range(cnt):
+                c = int(s[deck_addr(3 + lvl) + i])
+                place(c, f"orient deck level {lvl + 1}", lvl)
+                if c < NUM_CARDS:
+                    problems.append(f"base card {c} in an Orient deck")
+            for k in range(ORIENT_SLOTS):
+                c = int(s[OMARKET + lvl * ORIENT_SLOTS + k])
+                if c >= 0:
+                    place(c, f"orient market L{lvl + 1} slot {k + 1}", lvl)
+                    if c < NUM_CARDS:
+                        problems.append(f"base card {c} in the Orient market")
+        for addr in (PD_DRAWN0, PD_DRAWN1):
+            if s[addr] >= 0:
+                place(int(s[addr]), "drawn by the draw-two trading post")
     for p in range(n):
         po = PLAYERS + p * PLAYER_SIZE
         held = [int(c) for c in s[po + P_RESERVED : po + P_RESERVED + MAX_RESERVED]]
@@ -424,18 +851,21 @@ def check_invariants(s: np.ndarray) -> list[str]:
         for c in held:
             if c >= 0:
                 place(c, f"player {p} reserve")
-    for c in range(NUM_CARDS):
-        o = int(s[CARD_OWNER + c])
-        if o >= n or o < -1:
+    owners = _owners(s)
+    for c in range(len(owners)):
+        o = int(owners[c])
+        if o >= n or o < (BOX if mods else -1):
             problems.append(f"card {c} owned by invalid seat {o}")
-        elif o >= 0:
+        elif o >= 0 or o == BOX:
             seen[c] += 1
-    missing = np.flatnonzero(seen == 0)
+    missing = np.flatnonzero(seen[:ncards] == 0)
     dup = np.flatnonzero(seen > 1)
     if len(missing):
         problems.append(f"cards missing: {missing.tolist()}")
     if len(dup):
         problems.append(f"cards in two places: {dup.tolist()}")
+    if mods and not mods & MOD_ORIENT and (owners[NUM_CARDS:] != -1).any():
+        problems.append("Orient cards owned in a game without the Orient")
     total = s[BANK : BANK + 6].astype(np.int64).copy()
     for p in range(n):
         po = PLAYERS + p * PLAYER_SIZE
@@ -455,8 +885,82 @@ def check_invariants(s: np.ndarray) -> list[str]:
         if not -1 <= o < n or (o >= 0 and s[NOBLE_ID + k] < 0):
             problems.append(f"noble slot {k + 1} owned by invalid seat {o}")
     problems += _phase_problems(s, n)
+    if mods:
+        problems += _check_module_invariants(s, n, mods, owners)
+        if not problems and s[PHASE] not in (PHASE_GAME_OVER, PHASE_TRUNCATED):
+            # Only on an otherwise sound array: the compiled rules do not bounds-check.
+            from .actions import NUM_ACTIONS_ALL  # both import this module
+            from .rules import legal_mask
+
+            if legal_mask(s, np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)) == 0:
+                problems.append(f"no legal action in phase {PHASE_NAMES[s[PHASE]]} mid-game")
     derived = s.copy()
     recompute_derived(derived)
     if not np.array_equal(derived, s):
         problems.append("bonuses, prestige or counts disagree with the purchased cards and nobles")
+    return problems
+
+
+def _check_module_invariants(s: np.ndarray, n: int, mods: int, owners: np.ndarray) -> list[str]:
+    problems: list[str] = []
+    ranges = (
+        (PD_STAGE, 0, STAGE_END),
+        (PD_SAC_CARD, -1, NUM_ALL_CARDS - 1),
+        (PD_SAC_LEFT, 0, 2),
+        (PD_PAIR, -1, NUM_ALL_CARDS - 1),
+        (PD_FREE_LEVEL, -1, 1),
+        (PD_TP_TOKEN, 0, 1),
+        (PD_EXTRA_EXCL, -1, 4),
+        (PD_SH, 0, 1),
+        (PD_REFILL, 0, (1 << ALL_SLOTS) - 1),
+        (PD_CONQ, 0, 1),
+        (PD_DRAWN_DECK, -1, 5),
+    )
+    for addr, lo, hi in ranges:
+        if not lo <= s[addr] <= hi:
+            problems.append(f"pending field at {addr} holds {int(s[addr])}, outside {lo}..{hi}")
+    if (s[PD_DRAWN0] >= 0) != (s[PD_DRAWN_DECK] >= 0) or (s[PD_DRAWN0] >= 0) != (s[PD_DRAWN1] >= 0):
+        problems.append("draw-two pending record incomplete")
+    for k in range(CITIES_ON_OFFER):
+        if not -1 <= s[CITY_ID + k] < len(CITY_SIDES) * 2 or not -1 <= s[CITY_OWNER + k] < n:
+            problems.append(f"city slot {k + 1} holds an invalid city or owner")
+    for q in range(MAX_PLAYERS):
+        if not 0 <= s[TP_HELD + q] < 1 << len(TRADING_POSTS):
+            problems.append(f"player {q}: invalid trading-post bitmask")
+    if mods & MOD_CITIES and any(s[NOBLE_ID + k] >= 0 for k in range(NOBLE_SLOTS)):
+        problems.append("nobles on offer in a game with Cities")
+    for i in range(NUM_ORIENT):
+        host = int(s[PAIR_HOST + i])
+        card = NUM_CARDS + i
+        if host < 0:
+            continue
+        if ALL_CARD_EFFECT[card] not in (EFFECT_PAIR, EFFECT_PAIR_FREE_L1):
+            problems.append(f"card {card} is not a pair card but has a host")
+        elif not 0 <= host < NUM_ALL_CARDS or owners[card] < 0 or owners[host] != owners[card]:
+            problems.append(f"pair card {card} attached to card {host} of another owner")
+        elif ALL_CARD_COLOUR[host] < 0:
+            problems.append(f"pair card {card} attached to card {host} that has no colour")
+    cities = [int(s[CITY_ID + k]) for k in range(CITIES_ON_OFFER) if s[CITY_ID + k] >= 0]
+    if len(set(cities)) != len(cities):
+        problems.append(f"cities repeated: {cities}")
+    claimed = [int(s[CITY_OWNER + k]) for k in range(CITIES_ON_OFFER) if s[CITY_OWNER + k] >= 0]
+    if len(set(claimed)) != len(claimed) or any(q >= n for q in claimed):
+        problems.append(f"a player holds two cities, or a city has an invalid owner: {claimed}")
+    for q in range(MAX_PLAYERS):
+        on_board = int(s[SH_ON + q : SH_ON + ALL_SLOTS * MAX_PLAYERS : MAX_PLAYERS].sum())
+        supply = int(s[SH_SUPPLY + q])
+        want = STRONGHOLDS if (mods & MOD_STRONGHOLDS and q < n) else 0
+        if supply < 0 or on_board + supply != want:
+            problems.append(
+                f"player {q}: strongholds not conserved ({supply} in supply, {on_board} on cards)"
+            )
+    for m in range(ALL_SLOTS):
+        row = s[SH_ON + m * MAX_PLAYERS : SH_ON + (m + 1) * MAX_PLAYERS]
+        if (row < 0).any() or (row > 0).sum() > 1:
+            problems.append(f"market slot {m}: strongholds of several players or negative counts")
+        elif row.sum() and s[slot_addr(m)] < 0:
+            problems.append(f"market slot {m}: strongholds on an empty slot")
+    for q in range(n, MAX_PLAYERS):
+        if s[TP_HELD + q]:
+            problems.append(f"absent seat {q} holds trading posts")
     return problems

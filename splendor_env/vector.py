@@ -33,9 +33,9 @@ import numpy as np
 from numba import njit
 
 from . import state as st
-from .actions import NUM_ACTIONS
+from .actions import num_actions
 from .env import EnvConfig
-from .observation import OBS_DIM, observe
+from .observation import obs_dim, observe
 from .rules import REASONS, apply_action, illegal_reason, is_over, legal_mask, terminal_rewards
 
 
@@ -50,16 +50,16 @@ def _refresh(states, env_ids, obs, masks, players):  # pragma: no cover - compil
 
 
 @njit(cache=True)
-def _reset_games(states, env_ids, seeds, num_players, max_turns):  # pragma: no cover - compiled
+def _reset_games(states, env_ids, seeds, num_players, max_turns, modules):  # pragma: no cover - compiled
     for i in range(env_ids.shape[0]):
-        st.setup(states[env_ids[i]], num_players, seeds[i], max_turns)
+        st.setup(states[env_ids[i]], num_players, seeds[i], max_turns, modules)
 
 
 @njit(cache=True)
 def _first_illegal(states, masks, env_ids, actions):  # pragma: no cover - compiled
     for i in range(env_ids.shape[0]):
         a = actions[i]
-        if a < 0 or a >= NUM_ACTIONS or masks[env_ids[i], a] == 0:
+        if a < 0 or a >= masks.shape[1] or masks[env_ids[i], a] == 0:
             return i
     return -1
 
@@ -80,6 +80,7 @@ def _step(
     next_seed,
     max_turns,
     shaping_scale,
+    modules,
 ):  # pragma: no cover - compiled
     n = states[0, st.N_PLAYERS]
     terminal = np.zeros(st.MAX_PLAYERS, dtype=np.float64)
@@ -105,7 +106,7 @@ def _step(
             for q in range(n):
                 observe(s, q, final_obs[b, q])
             final_states[b, :] = s
-            st.setup(s, n, next_seed[0], max_turns)
+            st.setup(s, n, next_seed[0], max_turns, modules)
             next_seed[0] += 1
         q = s[st.CURRENT]
         players[b] = q
@@ -135,15 +136,19 @@ class VectorEnv:
         self.num_players = self.config.num_players
         self.copy = copy
         b, n = self.num_envs, self.num_players
-        self.states = np.zeros((b, st.STATE_SIZE), dtype=np.int32)
-        self._obs = np.zeros((b, OBS_DIM), dtype=np.float32)
-        self._masks = np.zeros((b, NUM_ACTIONS), dtype=np.int8)
+        self.modules = self.config.module_bits
+        self.num_actions = num_actions(self.modules)
+        self.obs_dim = obs_dim(self.modules)
+        size = st.state_size(self.modules)
+        self.states = np.zeros((b, size), dtype=np.int32)
+        self._obs = np.zeros((b, self.obs_dim), dtype=np.float32)
+        self._masks = np.zeros((b, self.num_actions), dtype=np.int8)
         self._players = np.zeros(b, dtype=np.int32)
         self._rewards = np.zeros((b, n), dtype=np.float32)
         self._terminated = np.zeros(b, dtype=np.bool_)
         self._truncated = np.zeros(b, dtype=np.bool_)
-        self._final_obs = np.zeros((b, n, OBS_DIM), dtype=np.float32)
-        self._final_states = np.zeros((b, st.STATE_SIZE), dtype=np.int32)
+        self._final_obs = np.zeros((b, n, self.obs_dim), dtype=np.float32)
+        self._final_states = np.zeros((b, size), dtype=np.int32)
         self._next_seed = np.zeros(1, dtype=np.int64)
         self._all = np.arange(b, dtype=np.int64)
         self._shaping = self.config.shaping_scale if self.config.reward_mode == "shaped" else 0.0
@@ -161,7 +166,7 @@ class VectorEnv:
             seed = int(np.random.default_rng().integers(0, 2**62))
         st.validate_setup_args(self.num_players, seed, self.config.max_turns)
         seeds = np.arange(seed, seed + self.num_envs, dtype=np.int64)
-        _reset_games(self.states, self._all, seeds, self.num_players, self.config.max_turns)
+        _reset_games(self.states, self._all, seeds, self.num_players, self.config.max_turns, self.modules)
         self._next_seed[0] = seed + self.num_envs
         _refresh(self.states, self._all, self._obs, self._masks, self._players)
         self._has_reset = True
@@ -169,7 +174,7 @@ class VectorEnv:
 
     @property
     def action_masks(self) -> np.ndarray:
-        """Current legal-action masks ``[B, NUM_ACTIONS]`` (int8)."""
+        """Current legal-action masks ``[B, num_actions]`` (int8)."""
         return self._out(self._masks)
 
     def step(
@@ -197,8 +202,8 @@ class VectorEnv:
         bad = _first_illegal(self.states, self._masks, ids, acts)
         if bad >= 0:
             b, a = int(ids[bad]), int(acts[bad])
-            if not 0 <= a < NUM_ACTIONS:
-                raise ValueError(f"game {b}: action id {a} is out of range 0..{NUM_ACTIONS - 1}")
+            if not 0 <= a < self.num_actions:
+                raise ValueError(f"game {b}: action id {a} is out of range 0..{self.num_actions - 1}")
             reason = REASONS[illegal_reason(self.states[b], a)]
             raise ValueError(f"game {b}: illegal action {a}: {reason}")
         self._rewards.fill(0.0)
@@ -219,6 +224,7 @@ class VectorEnv:
             self._next_seed,
             self.config.max_turns,
             self._shaping,
+            self.modules,
         )
         info = {"final_observation": self._final_obs, "final_state": self._final_states}
         return (
@@ -235,7 +241,7 @@ class VectorEnv:
         """Every game seen by seat ``seat`` (``[B, OBS_DIM]``), e.g. for a fixed learner seat."""
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat must be in 0..{self.num_players - 1}, got {seat}")
-        out = np.empty((self.num_envs, OBS_DIM), dtype=np.float32)
+        out = np.empty((self.num_envs, self.obs_dim), dtype=np.float32)
         for b in range(self.num_envs):
             observe(self.states[b], seat, out[b])
         return out

@@ -1,0 +1,208 @@
+"""Random play over all 16 module combinations for 2, 3 and 4 players.
+
+For every combination and player count: PettingZoo's api_test passes; random
+games keep tokens, cards (Orient cards and the box included) and strongholds
+conserved at every step; masks are exact (every unmasked id is accepted,
+every masked one refused with the state untouched); games end. The batched
+engine plays the same games as the AEC env with modules.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from numba import njit
+from pettingzoo.test import api_test
+
+import splendor_env
+from splendor_env import rules
+from splendor_env import state as st
+from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL, num_actions
+from splendor_env.observation import OBS_DIM, OBS_DIM_ALL, obs_dim, observe
+from splendor_env.vector import VectorEnv
+
+COMBOS = [combo for r in range(5) for combo in itertools.combinations(st.MODULE_NAMES, r)]
+assert len(COMBOS) == 16
+
+
+def _name(combo: tuple[str, ...]) -> str:
+    return "+".join(combo) or "base"
+
+
+@njit(cache=True)
+def _first_mask_error(s: np.ndarray, mask: np.ndarray) -> int:
+    """-1 if every id is accepted exactly when unmasked and refused ids leave the state unchanged."""
+    tmp = s.copy()
+    for a in range(-1, mask.shape[0] + 1):
+        tmp[:] = s
+        r = rules.step_checked(tmp, a)
+        legal = 0 <= a < mask.shape[0] and mask[a] == 1
+        if (r == 0) != legal:
+            return a if a >= 0 else mask.shape[0] + 1
+        if r != 0:
+            for i in range(s.shape[0]):
+                if tmp[i] != s[i]:
+                    return a if a >= 0 else mask.shape[0] + 1
+    return -1
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("combo", COMBOS, ids=_name)
+def test_random_games_conserve_everything_with_exact_masks_and_end(
+    combo: tuple[str, ...], num_players: int
+) -> None:
+    bits = st.parse_modules(combo)
+    rng = np.random.default_rng(COMBOS.index(combo) * 10 + num_players)
+    mask = np.zeros(num_actions(bits), dtype=np.int8)
+    obs = np.zeros(obs_dim(bits), dtype=np.float32)
+    s = st.new_state(num_players, seed=int(rng.integers(1 << 30)), max_turns=600, modules=combo)
+    steps = 0
+    while not rules.is_over(s):
+        n = rules.legal_mask(s, mask)
+        assert n == mask.sum() > 0
+        bad = _first_mask_error(s, mask)
+        assert bad == -1, (
+            f"action {bad} in phase {st.PHASE_NAMES[s[st.PHASE]]}: mask and step_checked disagree"
+        )
+        a = int(rng.choice(np.flatnonzero(mask)))
+        assert rules.step_checked(s, a) == 0
+        problems = st.check_invariants(s)
+        assert not problems, (a, problems)
+        for seat in range(num_players):
+            observe(s, seat, obs)
+            assert np.isfinite(obs).all() and obs.min() >= 0.0
+        steps += 1
+        assert steps < 20_000, "a game must end"
+    assert s[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
+    assert st.from_dict(st.to_dict(s)).tolist() == s.tolist()
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("combo", COMBOS, ids=_name)
+def test_pettingzoo_api(combo: tuple[str, ...], num_players: int) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(splendor_env.env(num_players=num_players, modules=combo), num_cycles=200)
+
+
+@pytest.mark.parametrize("combo", [(), ("orient",), st.MODULE_NAMES], ids=_name)
+def test_spaces_base_unchanged_and_extended_with_modules(combo: tuple[str, ...]) -> None:
+    e = splendor_env.env(num_players=2, modules=combo)
+    e.reset(seed=1)
+    o = e.observe("player_0")
+    n, d = (NUM_ACTIONS, OBS_DIM) if not combo else (NUM_ACTIONS_ALL, OBS_DIM_ALL)
+    assert e.action_space("player_0").n == n and o["action_mask"].shape == (n,)
+    assert o["observation"].shape == (d,) and e.observation_space("player_0")["observation"].shape == (d,)
+    assert e.state().shape == ((st.STATE_SIZE,) if not combo else (st.STATE_SIZE_ALL,))
+    assert (NUM_ACTIONS, OBS_DIM) == (72, 497)
+
+
+def test_base_part_of_a_module_observation_is_the_base_layout() -> None:
+    """With modules, the first 497 numbers mean what they mean in the base game."""
+    base = st.new_state(3, seed=9)
+    mod = st.new_state(3, seed=9, modules=("trading_posts", "strongholds"))
+    a, b = np.zeros(OBS_DIM, np.float32), np.zeros(OBS_DIM_ALL, np.float32)
+    observe(base, 1, a)
+    observe(mod, 1, b)
+    np.testing.assert_array_equal(a, b[:OBS_DIM])
+    assert mod[: st.STATE_SIZE][st.MODULES] != 0
+    np.testing.assert_array_equal(np.delete(base, st.MODULES), np.delete(mod[: st.STATE_SIZE], st.MODULES))
+
+
+@pytest.mark.parametrize("bad", ["cties", ("cities", "nobles"), 3, ("orient", None)])
+def test_unknown_module_is_a_clear_error(bad) -> None:
+    err = TypeError if bad == 3 else ValueError
+    with pytest.raises(err, match="module"):
+        splendor_env.env(modules=bad)
+    with pytest.raises(err, match="module"):
+        VectorEnv(2, modules=bad)
+    with pytest.raises(err, match="module"):
+        st.new_state(2, modules=bad)
+
+
+def test_module_option_is_normalised_and_order_free() -> None:
+    e = splendor_env.raw_env(modules=["strongholds", "cities", "cities"])
+    assert e.config.modules == ("cities", "strongholds")
+    assert splendor_env.raw_env(modules="orient").config.modules == ("orient",)
+
+
+def test_snapshot_restore_and_describe_with_modules() -> None:
+    e = splendor_env.raw_env(num_players=3, modules=st.MODULE_NAMES, render_mode="ansi")
+    e.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+        a = int(rng.choice(legal))
+        assert e.describe_action(a)
+        e.step(a)
+    snap = e.snapshot()
+    other = splendor_env.raw_env(num_players=3, modules=st.MODULE_NAMES)
+    other.reset(seed=0)
+    other.restore(snap)
+    np.testing.assert_array_equal(other.state(), e.state())
+    assert "cities:" in e.render()
+    base = splendor_env.raw_env(num_players=3)
+    base.reset(seed=0)
+    with pytest.raises(ValueError, match="modules"):
+        base.restore(snap)
+    texts = [splendor_env.describe(a) for a in range(NUM_ACTIONS_ALL)]
+    assert len(set(texts)) == NUM_ACTIONS_ALL
+
+
+def test_module_ids_are_refused_in_a_base_game() -> None:
+    e = splendor_env.raw_env(num_players=2)
+    e.reset(seed=0)
+    with pytest.raises(splendor_env.IllegalActionError, match="out of range"):
+        e.step(72)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_batched_games_equal_aec_games_with_modules(num_players: int) -> None:
+    combo = st.MODULE_NAMES if num_players != 3 else ("orient", "strongholds")
+    batch, base_seed = 3, 500
+    venv = VectorEnv(batch, num_players, modules=combo, max_turns=150)
+    obs, masks, players = venv.reset(seed=base_seed)
+    envs = [splendor_env.raw_env(num_players, modules=combo, max_turns=150) for _ in range(batch)]
+    for b, e in enumerate(envs):
+        e.reset(seed=base_seed + b)
+    next_seed = base_seed + batch
+    rng = np.random.default_rng(1)
+    finished = 0
+    for _ in range(900):
+        for b, e in enumerate(envs):
+            o = e.observe(e.agent_selection)
+            np.testing.assert_array_equal(o["observation"], obs[b])
+            np.testing.assert_array_equal(o["action_mask"], masks[b])
+        actions = np.array([rng.choice(np.flatnonzero(masks[b])) for b in range(batch)])
+        obs, masks, players, rewards, terminated, truncated, info = venv.step(actions)
+        for b, e in enumerate(envs):
+            e.step(int(actions[b]))
+            np.testing.assert_allclose([e.rewards[a] for a in e.possible_agents], rewards[b])
+            if terminated[b] or truncated[b]:
+                np.testing.assert_array_equal(e.state(), info["final_state"][b])
+                e.reset(seed=next_seed)
+                next_seed += 1
+                finished += 1
+    assert finished >= 2
+
+
+def test_readme_prints_the_module_tables_and_changelog_mentions_the_version() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert splendor_env.action_table(modules=True) in readme
+    assert splendor_env.layout_table(modules=True) in readme
+    assert f"Discrete({NUM_ACTIONS_ALL})" in readme
+    assert splendor_env.__version__ == "0.2.0"
+    assert "## 0.2.0" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_determinize_refuses_module_games_clearly() -> None:
+    from splendor_env.determinize import determinize
+
+    with pytest.raises(NotImplementedError, match="modules"):
+        determinize(st.new_state(2, seed=1, modules=("orient",)), 0, 3)
