@@ -22,12 +22,14 @@ Scoring. A sole winner scores 1; a shared victory of ``k`` players scores
 ``1/k`` each (half a win each for two co-winners); losers 0. A truncated game
 (turn cap) has no winner. Head to head, seat ``i`` beats seat ``j`` when its
 standing (won, prestige, fewer cards) is better; equal standings count half
-to each. These pairwise scores make the win-rate matrix (row agent against
+to each. An agent's own win rate counts every seat it occupied (a table with
+repeats seats it more than once). These pairwise scores make the win-rate matrix (row agent against
 column agent; 95% Wilson intervals). Ratings: batch Elo from a Bradley-Terry
 fit (minorisation-maximisation, with a prior of one drawn game per pair
 played; mean anchored at 1500) for two-player tables; OpenSkill
-(Plackett-Luce, games rated in schedule order; ``ordinal = mu - 3 sigma``)
-for three- and four-player tables.
+(Plackett-Luce, games rated in schedule order, ranks from the standings;
+``ordinal = mu - 3 sigma``) for three- and four-player tables; an agent
+seated twice is rated as two teams and takes the mean of their updates.
 
 Output in ``--out``: ``summary.json`` (everything), ``winrates.csv``
 (pairwise matrix with intervals), ``ratings.csv``, ``tournament.png``
