@@ -307,6 +307,10 @@ class MCTSAgent(Agent):
                 "(splendor_env.determinize.determinize), see training.tournament.agent_state"
             )
         s = np.ascontiguousarray(state, dtype=np.int32)
+        if s[st.MODULES] != 0:
+            raise NotImplementedError(
+                "MCTSAgent searches base games only (determinisation ignores the modules)"
+            )
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         rules.legal_mask(s, mask)
         if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
