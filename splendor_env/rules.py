@@ -352,6 +352,29 @@ def _any_main_action(s: np.ndarray, po: int) -> bool:
     return False
 
 
+@njit(cache=True, inline="always")
+def _discard_reason(s: np.ndarray, a: int, phase: int, po: int) -> int:
+    """A discard id: only in the discard phase, only a colour the player holds."""
+    if phase != PHASE_DISCARD:
+        return R_NOT_DISCARD_PHASE
+    if s[po + P_TOKENS + a - DISCARD] == 0:
+        return R_NO_TOKEN
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _noble_reason(s: np.ndarray, a: int, phase: int, po: int) -> int:
+    """A noble choice: only in the noble phase, only a noble on offer that the player meets."""
+    if phase != PHASE_NOBLE:
+        return R_NOT_NOBLE_PHASE
+    k = a - CHOOSE_NOBLE
+    if s[NOBLE_ID + k] < 0 or s[NOBLE_OWNER + k] >= 0:
+        return R_NO_NOBLE
+    if not _meets_noble(s, po, s[NOBLE_ID + k]):
+        return R_NOBLE_NOT_MET
+    return OK
+
+
 @njit(cache=True)
 def illegal_reason(s: np.ndarray, a: int) -> int:
     """0 if action ``a`` is legal in state ``s``, else a reason code (see REASONS)."""
@@ -366,20 +389,9 @@ def illegal_reason(s: np.ndarray, a: int) -> int:
             return R_NOT_MAIN_PHASE
         return _main_reason(s, a, po)
     if a < CHOOSE_NOBLE:
-        if phase != PHASE_DISCARD:
-            return R_NOT_DISCARD_PHASE
-        if s[po + P_TOKENS + a - DISCARD] == 0:
-            return R_NO_TOKEN
-        return OK
+        return _discard_reason(s, a, phase, po)
     if a < PASS:
-        if phase != PHASE_NOBLE:
-            return R_NOT_NOBLE_PHASE
-        k = a - CHOOSE_NOBLE
-        if s[NOBLE_ID + k] < 0 or s[NOBLE_OWNER + k] >= 0:
-            return R_NO_NOBLE
-        if not _meets_noble(s, po, s[NOBLE_ID + k]):
-            return R_NOBLE_NOT_MET
-        return OK
+        return _noble_reason(s, a, phase, po)
     if phase != PHASE_MAIN:
         return R_NOT_MAIN_PHASE
     if _any_main_action(s, po):
@@ -1024,20 +1036,9 @@ def _mod_reason(s: np.ndarray, a: int) -> int:
             return R_NOT_MAIN_PHASE
         return _main_reason_mod(s, a, p, po)
     if a < CHOOSE_NOBLE:
-        if phase != PHASE_DISCARD:
-            return R_NOT_DISCARD_PHASE
-        if s[po + P_TOKENS + a - DISCARD] == 0:
-            return R_NO_TOKEN
-        return OK
+        return _discard_reason(s, a, phase, po)
     if a < PASS:
-        if phase != PHASE_NOBLE:
-            return R_NOT_NOBLE_PHASE
-        k = a - CHOOSE_NOBLE
-        if s[NOBLE_ID + k] < 0 or s[NOBLE_OWNER + k] >= 0:
-            return R_NO_NOBLE
-        if not _meets_noble(s, po, s[NOBLE_ID + k]):
-            return R_NOBLE_NOT_MET
-        return OK
+        return _noble_reason(s, a, phase, po)
     if a == PASS:
         if phase != PHASE_MAIN:
             return R_NOT_MAIN_PHASE
