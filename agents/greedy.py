@@ -57,7 +57,6 @@ from splendor_env.actions import (
     TAKE2_SAME,
     TAKE_DISTINCT_MASKS,
 )
-from splendor_env.determinize import rand_below, rand_unit
 from splendor_env.observation import (
     CARD_DIM,
     O_BANK,
@@ -74,6 +73,7 @@ from splendor_env.observation import (
     S_TOKENS,
     SEAT_DIM,
 )
+from splendor_env.rng import rand_below, rand_unit
 
 from .base import Agent, check_mask
 

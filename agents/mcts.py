@@ -52,8 +52,9 @@ from numba import njit
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
-from splendor_env.determinize import determinize_inplace, rand_unit
+from splendor_env.determinize import determinize_inplace
 from splendor_env.observation import OBS_DIM, observe
+from splendor_env.rng import rand_unit
 from splendor_env.state import (
     CURRENT,
     MAX_PLAYERS,

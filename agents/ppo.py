@@ -19,7 +19,17 @@ import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from splendor_env.observation import CARD_DIM, OBS_DIM, OBS_LAYOUT
+from splendor_env.observation import (
+    CARD_DIM,
+    O_MARKET,
+    O_SEATS,
+    OBS_DIM,
+    OBS_LAYOUT,
+    S_BONUS,
+    S_RES,
+    S_TOKENS,
+    SEAT_DIM,
+)
 
 from .base import Agent, check_mask
 
@@ -59,15 +69,52 @@ def obs_scale() -> np.ndarray:
     return scale
 
 
-class ScaledObs(BaseFeaturesExtractor):
-    """Features = observation / typical maximum: a fixed, data-independent normalisation."""
+def card_gaps(obs: th.Tensor) -> th.Tensor:
+    """For the observer and the next seat, how far each card (12 market + own 3 reserved) is.
 
-    def __init__(self, observation_space: gym.spaces.Box) -> None:
-        super().__init__(observation_space, features_dim=int(np.prod(observation_space.shape)))
+    Per card: tokens needed after bonuses, tokens still missing after held
+    tokens, missing after gold, and an "affordable now" flag (4 numbers, 0
+    for an empty slot or a card hidden from the observer). A plain MLP learns
+    these differences of counts slowly; they are arithmetic on the
+    observation, not rules, and they are what every Splendor decision turns on.
+    """
+    b = obs.shape[0]
+    market = obs[:, O_MARKET : O_MARKET + 12 * CARD_DIM].reshape(b, 12, CARD_DIM)
+    out = []
+    for rel in (0, 1):
+        so = O_SEATS + rel * SEAT_DIM
+        tokens = obs[:, so + S_TOKENS : so + S_TOKENS + 6]
+        bonus = obs[:, so + S_BONUS : so + S_BONUS + 5]
+        reserved = obs[:, so + S_RES : so + S_RES + 3 * CARD_DIM].reshape(b, 3, CARD_DIM)
+        cards = th.cat([market, reserved], dim=1)
+        visible = cards[..., 0] if rel == 0 else cards[..., 0] * (1.0 - cards[..., 1])
+        need = th.relu(cards[..., 11:16] - bonus[:, None, :])
+        short = th.relu(need - tokens[:, None, :5])
+        missing = th.relu(short.sum(-1) - tokens[:, None, 5])
+        feats = th.stack(
+            [need.sum(-1) / 10, short.sum(-1) / 10, missing / 10, (missing == 0).float()], dim=-1
+        )
+        out.append((feats * visible[..., None]).flatten(1))
+    return th.cat(out, dim=1)
+
+
+CARD_GAP_DIM = 2 * 15 * 4
+
+
+class ScaledObs(BaseFeaturesExtractor):
+    """Features = observation / typical maximum (+ optional :func:`card_gaps`): fixed, no statistics."""
+
+    def __init__(self, observation_space: gym.spaces.Box, card_features: bool = False) -> None:
+        dim = int(np.prod(observation_space.shape)) + (CARD_GAP_DIM if card_features else 0)
+        super().__init__(observation_space, features_dim=dim)
+        self.card_features = card_features
         self.register_buffer("inv_scale", th.as_tensor(1.0 / obs_scale()))
 
     def forward(self, observations: th.Tensor) -> th.Tensor:
-        return observations * self.inv_scale
+        scaled = observations * self.inv_scale
+        if not self.card_features:
+            return scaled
+        return th.cat([scaled, card_gaps(observations)], dim=1)
 
 
 def load_model(path: str | Path) -> Any:

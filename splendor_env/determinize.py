@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from .cards import CARD_LEVEL, LEVEL_OFFSETS, LEVEL_SIZES, NUM_CARDS
+from .rng import rand_below
 from .state import (
     CARD_OWNER,
     DECK,
@@ -45,28 +46,6 @@ from .state import (
     PLAYERS,
     STATE_SIZE,
 )
-
-
-@njit(cache=True)
-def next_u64(rng: np.ndarray) -> np.uint64:
-    """splitmix64 step; ``rng`` is a one-element uint64 array (the stream state)."""
-    x = rng[0] + np.uint64(0x9E3779B97F4A7C15)
-    rng[0] = x
-    z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
-def rand_below(rng: np.ndarray, n: int) -> int:
-    """Uniform integer in ``[0, n)``."""
-    return int(next_u64(rng) % np.uint64(n))
-
-
-@njit(cache=True)
-def rand_unit(rng: np.ndarray) -> float:
-    """Uniform float in ``[0, 1)``."""
-    return float(next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)

@@ -73,6 +73,7 @@ from .cards import (
     TP_POINTS,
     TRADING_POSTS,
 )
+from .rng import rand_below
 
 MAX_PLAYERS = 4
 MARKET_SLOTS = 4
@@ -211,21 +212,6 @@ def player_offset(seat: int) -> int:
     return PLAYERS + seat * PLAYER_SIZE
 
 
-@njit(cache=True)
-def _splitmix64(rng: np.ndarray) -> np.uint64:
-    """Deterministic 64-bit generator; ``rng`` is a one-element uint64 array."""
-    x = rng[0] + np.uint64(0x9E3779B97F4A7C15)
-    rng[0] = x
-    z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
-def _randint(rng: np.ndarray, n: int) -> int:
-    return int(_splitmix64(rng) % np.uint64(n))
-
-
 def state_size(modules: int) -> int:
     """Length of a game's state array: the base layout, or with the module fields."""
     return STATE_SIZE if modules == 0 else STATE_SIZE_ALL
@@ -280,7 +266,7 @@ def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int, modules: i
         for i in range(n):
             s[base + i] = LEVEL_OFFSETS[lvl] + i
         for i in range(n - 1, 0, -1):  # Fisher-Yates
-            j = _randint(rng, i + 1)
+            j = rand_below(rng, i + 1)
             t = s[base + i]
             s[base + i] = s[base + j]
             s[base + j] = t
@@ -289,7 +275,7 @@ def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int, modules: i
             s[MARKET + lvl * MARKET_SLOTS + slot] = draw_card(s, lvl)
     nobles = np.arange(NUM_NOBLES)
     for i in range(NUM_NOBLES - 1, 0, -1):
-        j = _randint(rng, i + 1)
+        j = rand_below(rng, i + 1)
         t = nobles[i]
         nobles[i] = nobles[j]
         nobles[j] = t
@@ -330,7 +316,7 @@ def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarra
             for i in range(ORIENT_LEVEL_SIZE):
                 s[base + i] = ORIENT_OFFSETS[lvl] + i
             for i in range(ORIENT_LEVEL_SIZE - 1, 0, -1):
-                j = _randint(rng, i + 1)
+                j = rand_below(rng, i + 1)
                 t = s[base + i]
                 s[base + i] = s[base + j]
                 s[base + j] = t
@@ -343,12 +329,12 @@ def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarra
             s[NOBLE_OWNER + k] = -1
         tiles = np.arange(NUM_CITY_TILES)
         for i in range(NUM_CITY_TILES - 1, 0, -1):
-            j = _randint(rng, i + 1)
+            j = rand_below(rng, i + 1)
             t = tiles[i]
             tiles[i] = tiles[j]
             tiles[j] = t
         for k in range(CITIES_ON_OFFER):
-            s[CITY_ID + k] = CITY_SIDES[tiles[k], _randint(rng, 2)]
+            s[CITY_ID + k] = CITY_SIDES[tiles[k], rand_below(rng, 2)]
     if modules & MOD_STRONGHOLDS:
         for p in range(num_players):
             s[SH_SUPPLY + p] = STRONGHOLDS

@@ -36,6 +36,7 @@ from . import state as st
 from .actions import num_actions
 from .env import EnvConfig
 from .observation import obs_dim, observe
+from .rng import rand_below
 from .rules import REASONS, apply_action, illegal_reason, is_over, legal_mask, terminal_rewards
 
 
@@ -256,7 +257,7 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
         n = 0
         for a in range(masks.shape[1]):
             n += masks[i, a]
-        k = st._randint(seed_state, n)
+        k = rand_below(seed_state, n)
         for a in range(masks.shape[1]):
             if masks[i, a]:
                 if k == 0:
