@@ -580,6 +580,13 @@ _PENDING_FIELDS = (
 )
 
 
+def _as_int(value: Any) -> int:
+    """An integer field of a snapshot: ints only (no bools, strings or floats), so typos fail loudly."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"malformed state snapshot: expected an integer, got {value!r}")
+    return int(value)
+
+
 def from_dict(d: dict[str, Any]) -> np.ndarray:
     """Rebuild a state array from a :func:`to_dict` snapshot, checking it.
 
@@ -588,13 +595,13 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
     cannot contradict itself. Raises ``ValueError`` naming the first problem found.
     """
     try:
-        n = int(d["num_players"])
-        validate_setup_args(n, 0, int(d.get("max_turns", DEFAULT_MAX_TURNS)))
+        n = _as_int(d["num_players"])
+        validate_setup_args(n, 0, _as_int(d.get("max_turns", DEFAULT_MAX_TURNS)))
         mods = parse_modules(d.get("modules", ()))
         s = np.zeros(state_size(mods), dtype=np.int32)
         s[N_PLAYERS] = n
         s[MODULES] = mods
-        s[CURRENT] = int(d.get("current_player", 0))
+        s[CURRENT] = _as_int(d.get("current_player", 0))
         if not 0 <= s[CURRENT] < n:
             raise ValueError(f"current_player {s[CURRENT]} is not a seat of a {n}-player game")
         phase = d.get("phase", "main")
@@ -603,11 +610,11 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
         if not mods and PHASE_NAMES.index(phase) > PHASE_TRUNCATED:
             raise ValueError(f"phase {phase!r} exists only with modules")
         s[PHASE] = PHASE_NAMES.index(phase)
-        s[TURN] = int(d.get("turn", 0))
+        s[TURN] = _as_int(d.get("turn", 0))
         s[FINAL_ROUND] = int(bool(d.get("final_round", False)))
-        s[PASSES] = int(d.get("consecutive_passes", 0))
-        s[MAX_TURNS] = int(d.get("max_turns", DEFAULT_MAX_TURNS))
-        s[BANK : BANK + 6] = [int(d["bank"][c]) for c in TOKEN_COLOURS]
+        s[PASSES] = _as_int(d.get("consecutive_passes", 0))
+        s[MAX_TURNS] = _as_int(d.get("max_turns", DEFAULT_MAX_TURNS))
+        s[BANK : BANK + 6] = [_as_int(d["bank"][c]) for c in TOKEN_COLOURS]
         s[MARKET : MARKET + 12] = -1
         s[DECK : DECK + 3 * DECK_CAPACITY] = -1
         for lvl in range(3):
@@ -623,8 +630,8 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
         s[NOBLE_ID : NOBLE_ID + NOBLE_SLOTS] = -1
         s[NOBLE_OWNER : NOBLE_OWNER + NOBLE_SLOTS] = -1
         for k, entry in enumerate(d["nobles"]):
-            s[NOBLE_ID + k] = int(entry["noble"])
-            s[NOBLE_OWNER + k] = -1 if entry.get("owner") is None else int(entry["owner"])
+            s[NOBLE_ID + k] = _as_int(entry["noble"])
+            s[NOBLE_OWNER + k] = -1 if entry.get("owner") is None else _as_int(entry["owner"])
         s[CARD_OWNER : CARD_OWNER + NUM_CARDS] = -1
         if mods:
             _module_fields_from_dict(s, d, n)
@@ -632,9 +639,9 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
             raise ValueError(f"{n}-player game needs {n} player entries, got {len(d['players'])}")
         for p, pl in enumerate(d["players"]):
             po = PLAYERS + p * PLAYER_SIZE
-            s[po + P_TOKENS : po + P_TOKENS + 6] = [int(pl["tokens"][c]) for c in TOKEN_COLOURS]
+            s[po + P_TOKENS : po + P_TOKENS + 6] = [_as_int(pl["tokens"][c]) for c in TOKEN_COLOURS]
             for c in pl.get("purchased", []):
-                c = int(c)
+                c = _as_int(c)
                 if not 0 <= c < (NUM_ALL_CARDS if mods else NUM_CARDS):
                     raise ValueError(f"player {p}: card id {c} out of range")
                 s[owner_addr(c)] = p
@@ -642,15 +649,15 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
             if len(pl.get("reserved", [])) > MAX_RESERVED:
                 raise ValueError(f"player {p} holds more than {MAX_RESERVED} reserved cards")
             for r, res in enumerate(pl.get("reserved", [])):
-                s[po + P_RESERVED + r] = int(res["card"])
+                s[po + P_RESERVED + r] = _as_int(res["card"])
                 s[po + P_RESERVED_BLIND + r] = int(bool(res.get("blind", False)))
             if mods:
                 for card, host in pl.get("pairs", {}).items():
-                    s[PAIR_HOST + int(card) - NUM_CARDS] = int(host)
+                    s[PAIR_HOST + int(card) - NUM_CARDS] = _as_int(host)  # JSON object keys are strings
                 tps = pl.get("trading_posts", [])
                 for name in tps:
                     s[TP_HELD + p] |= 1 << TRADING_POSTS.index(name)
-                s[SH_SUPPLY + p] = int(pl.get("stronghold_supply", 0))
+                s[SH_SUPPLY + p] = _as_int(pl.get("stronghold_supply", 0))
         for p in range(MAX_PLAYERS):
             if p >= n:
                 s[
@@ -660,9 +667,9 @@ def from_dict(d: dict[str, Any]) -> np.ndarray:
                     + MAX_RESERVED
                 ] = -1
         for p in d.get("winners", []):
-            if not 0 <= int(p) < n:
+            if not 0 <= _as_int(p) < n:
                 raise ValueError(f"winner {p} is not a seat of a {n}-player game")
-            s[OUTCOME + int(p)] = 1
+            s[OUTCOME + _as_int(p)] = 1
     except (KeyError, TypeError, IndexError) as exc:
         raise ValueError(f"malformed state snapshot: {exc!r}") from exc
     recompute_derived(s)
@@ -694,16 +701,16 @@ def _module_fields_from_dict(s: np.ndarray, d: dict[str, Any], n: int) -> None:
     if len(cities) > CITIES_ON_OFFER:
         raise ValueError(f"at most {CITIES_ON_OFFER} cities")
     for k, entry in enumerate(cities):
-        s[CITY_ID + k] = int(entry["city"])
-        s[CITY_OWNER + k] = -1 if entry.get("owner") is None else int(entry["owner"])
+        s[CITY_ID + k] = _as_int(entry["city"])
+        s[CITY_OWNER + k] = -1 if entry.get("owner") is None else _as_int(entry["owner"])
     for m, q, count in d.get("strongholds", []):
-        s[SH_ON + int(m) * MAX_PLAYERS + int(q)] = int(count)
+        s[SH_ON + _as_int(m) * MAX_PLAYERS + _as_int(q)] = _as_int(count)
     for c in d.get("boxed", []):
-        s[owner_addr(int(c))] = BOX
+        s[owner_addr(_as_int(c))] = BOX
     _clear_pending(s)
     for name, addr in _PENDING_FIELDS:
         if name in d.get("pending", {}):
-            s[addr] = int(d["pending"][name])
+            s[addr] = _as_int(d["pending"][name])
 
 
 def recompute_derived(s: np.ndarray) -> None:

@@ -681,3 +681,12 @@ def test_package_exports() -> None:
     assert splendor_env.NUM_ACTIONS == 72
     assert issubclass(IllegalActionError, ValueError)
     assert "take_3_different" in splendor_env.action_table()
+
+
+@pytest.mark.parametrize("bad", ["4", 4.0, True, None])
+def test_from_dict_rejects_non_integer_fields(bad: object) -> None:
+    """A snapshot field that should be an integer must be one: no silent int() of strings or floats."""
+    d = st.to_dict(st.new_state(2, seed=0))
+    d["bank"]["red"] = bad
+    with pytest.raises(ValueError, match="expected an integer"):
+        st.from_dict(d)
