@@ -116,7 +116,7 @@ def _tiny_config(tmp_path, **overrides) -> C.TrainConfig:
         "output_dir": str(tmp_path / "run"),
         "checkpoint_every": 512,
         "torch_threads": 1,
-        "network": {"net_arch": [16]},
+        "network": {"net_arch": [16], "card_features": True},
         "ppo": {"n_steps": 32, "batch_size": 128, "n_epochs": 1},
         "opponents": {
             "pool": [

@@ -36,6 +36,7 @@ class NetworkConfig:
     net_arch: list[int] = field(default_factory=lambda: [128, 128])  # hidden layers, separate pi / vf MLPs
     activation: str = "tanh"
     scale_obs: bool = True  # divide raw counts by their typical maximum (agents.ppo.ScaledObs)
+    card_features: bool = False  # add per-card "tokens still missing" features (agents.ppo.card_gaps)
 
 
 @dataclass
@@ -106,7 +107,10 @@ class TrainConfig:
     seed: int = 0
     output_dir: str = "runs/ppo_2p"
     checkpoint_every: int = 500_000
-    torch_threads: int = 2
+    torch_threads: int = 1  # 1 beats 2 on a 2-core machine shared with the engine and other jobs
+    max_wall_minutes: float | None = (
+        None  # stop (then evaluate and save) after this long, pretraining included
+    )
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     env: EnvOptions = field(default_factory=EnvOptions)
@@ -248,6 +252,8 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
     _check(cfg.total_timesteps >= 1, "total_timesteps", f"must be >= 1, got {cfg.total_timesteps}")
     _check(cfg.checkpoint_every >= 0, "checkpoint_every", f"must be >= 0, got {cfg.checkpoint_every}")
     _check(cfg.torch_threads >= 1, "torch_threads", f"must be >= 1, got {cfg.torch_threads}")
+    if cfg.max_wall_minutes is not None:
+        _check(cfg.max_wall_minutes > 0, "max_wall_minutes", f"must be > 0, got {cfg.max_wall_minutes}")
     _check(cfg.seed >= 0, "seed", f"must be >= 0, got {cfg.seed}")
     _check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
 

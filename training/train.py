@@ -77,6 +77,7 @@ def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskableP
     }
     if cfg.network.scale_obs:
         policy_kwargs["features_extractor_class"] = ScaledObs
+        policy_kwargs["features_extractor_kwargs"] = {"card_features": cfg.network.card_features}
     lr = (
         p.learning_rate
         if p.final_learning_rate is None
@@ -200,9 +201,11 @@ def behaviour_cloning(model: MaskablePPO, cfg: TrainConfig) -> dict[str, float]:
 class SelfPlayCallback(BaseCallback):
     """Opponent-pool schedule, snapshots, checkpoints, evaluation and self-play statistics."""
 
-    def __init__(self, cfg: TrainConfig, out: Path, state: dict[str, Any]) -> None:
+    def __init__(self, cfg: TrainConfig, out: Path, state: dict[str, Any], t_begin: float) -> None:
         super().__init__()
         self.cfg, self.out, self.state = cfg, out, state
+        limit = cfg.max_wall_minutes
+        self.deadline = None if limit is None else t_begin + 60.0 * limit
         self.stats: dict[str, list[float]] = {}
         self.t_start = time.perf_counter()
         self.steps_start = 0
@@ -238,6 +241,10 @@ class SelfPlayCallback(BaseCallback):
         if self.num_timesteps >= self.next_checkpoint:
             self.next_checkpoint = self._next(self.cfg.checkpoint_every)
             self.save_checkpoint(f"step_{self.num_timesteps}")
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            print(f"max_wall_minutes reached at {self.num_timesteps:,} steps: stopping", flush=True)
+            self.state["stopped_by_time_limit"] = True
+            return False
         return True
 
     def _on_rollout_end(self) -> None:
@@ -285,6 +292,7 @@ class SelfPlayCallback(BaseCallback):
 
 def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True) -> dict[str, Any]:
     """Run (or continue) training; returns the summary that is also written to summary.json."""
+    t_begin = time.perf_counter()
     torch.set_num_threads(cfg.torch_threads)
     out = Path(cfg.output_dir)
     for sub in ("checkpoints", "snapshots", "tb"):
@@ -316,7 +324,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         model.save(path)  # the initial policy, so the snapshot entry has something to draw
         env.pool.add_snapshot(path)
 
-    callback = SelfPlayCallback(cfg, out, state)
+    callback = SelfPlayCallback(cfg, out, state, t_begin)
     remaining = max(0, cfg.total_timesteps - model.num_timesteps)
     start_steps, t0, cpu0 = model.num_timesteps, time.perf_counter(), time.process_time()
     model.learn(
@@ -337,6 +345,8 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         "learner_steps_this_run": learner_steps,
         "opponent_steps_this_run": env.opponent_steps,
         "wall_time_s": wall,
+        "total_wall_time_s": time.perf_counter() - t_begin,  # pretraining and final evaluation included
+        "stopped_by_time_limit": state.get("stopped_by_time_limit", False),
         "cpu_time_s": cpu,  # below 2 x wall when the cores are shared with other jobs
         "torch_threads": cfg.torch_threads,
         "learner_steps_per_s": learner_steps / wall if wall > 0 else None,
