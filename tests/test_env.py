@@ -86,8 +86,9 @@ def test_pettingzoo_seed_test(ctor, n: int) -> None:
     seed_test(lambda: ctor(num_players=n), num_cycles=300)
 
 
-def test_pettingzoo_make() -> None:
-    e = pettingzoo.make("aec", "splendor_v0", num_players=3)
+@pytest.mark.parametrize("env_id", ["splendor-v0", "splendor_v0"])
+def test_pettingzoo_make(env_id: str) -> None:
+    e = pettingzoo.make("aec", env_id, num_players=3)
     e.reset(seed=1)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
     assert e.metadata["name"] == "splendor_v0"
