@@ -38,16 +38,15 @@ __all__ = [
 def _register() -> None:
     """Make ``pettingzoo.make("aec", "splendor-v0")`` work where PettingZoo has a registry.
 
-    ``splendor-v0`` follows the registry's ``Name-vN`` convention;
-    ``splendor_v0`` (the classic module-style name) is accepted too.
+    ``splendor-v0`` follows the registry's ``Name-vN`` convention; the registry
+    also resolves the classic module-style name ``splendor_v0`` to it.
     """
     try:
         from pettingzoo import aec_registry, register
     except ImportError:  # older PettingZoo without a registry
         return
-    for env_id in ("splendor-v0", "splendor_v0"):
-        if env_id not in aec_registry:
-            register("aec", env_id, entry_point="splendor_env:env")
+    if "splendor-v0" not in aec_registry:
+        register("aec", "splendor-v0", entry_point="splendor_env:env")
 
 
 _register()

@@ -172,6 +172,15 @@ def test_tiny_training_run_checkpoint_reload_resume(tmp_path) -> None:
     assert set(meta["snapshots"]) & set(meta2["snapshots"])  # old snapshots were reloaded into the pool
 
 
+def test_wall_clock_limit_stops_training(tmp_path) -> None:
+    cfg = _tiny_config(
+        tmp_path, total_timesteps=10_000_000, max_wall_minutes=1e-4, **{"pretrain.teacher": "null"}
+    )
+    summary = train(cfg, progress_bar=False)
+    assert summary["stopped_by_time_limit"] and summary["timesteps"] < 10_000
+    assert (tmp_path / "run" / "final.zip").is_file()
+
+
 def test_ppo_agent_missing_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="nowhere.zip"):
         PPOAgent(tmp_path / "nowhere.zip")
