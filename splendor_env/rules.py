@@ -296,52 +296,122 @@ def _token_total(s: np.ndarray, po: int) -> int:
     return t
 
 
-@njit(cache=True)
-def _main_reason(s: np.ndarray, a: int, po: int) -> int:
-    """Reason code for a main-phase action other than pass."""
-    if a < TAKE2_SAME:
-        bits = TAKE_DISTINCT_MASKS[a]
-        size = 0
-        for c in range(5):
-            if bits & (1 << c):
-                size += 1
-                if s[BANK + c] == 0:
-                    return R_COLOUR_EMPTY
-        avail = _available_colours(s)
-        if size < 3 and avail >= 3:
-            return R_MUST_TAKE_MORE
-        if size == 2 and avail != 2:
-            return R_MUST_TAKE_MORE
-        return OK
-    if a < RESERVE_MARKET:
-        if s[BANK + a - TAKE2_SAME] < 4:
-            return R_BANK_BELOW_4
-        return OK
-    if a < RESERVE_DECK:
-        if _reserved_count(s, po) >= MAX_RESERVED:
-            return R_RESERVE_FULL
-        if s[MARKET + a - RESERVE_MARKET] < 0:
-            return R_EMPTY_SLOT
-        return OK
-    if a < BUY_MARKET:
-        if _reserved_count(s, po) >= MAX_RESERVED:
-            return R_RESERVE_FULL
-        if s[DECK_COUNT + a - RESERVE_DECK] == 0:
-            return R_EMPTY_DECK
-        return OK
-    if a < BUY_RESERVED:
-        card = s[MARKET + a - BUY_MARKET]
-        if card < 0:
-            return R_EMPTY_SLOT
-        if not _can_afford(s, po, card):
-            return R_CANNOT_AFFORD
-        return OK
-    card = s[po + P_RESERVED + a - BUY_RESERVED]
+# Per-block legality predicates. ``illegal_reason`` (one action) and
+# ``legal_mask`` (every action) both call these, so there is one definition of
+# each rule; the mask only hoists the counts they share (colours available in
+# the bank, reserved cards held) out of its loops.
+
+
+@njit(cache=True, inline="always")
+def _take_distinct_reason(s: np.ndarray, a: int, avail: int) -> int:
+    """Take 1-3 different colours (ids 0-24); ``avail`` = gem colours in the bank."""
+    bits = TAKE_DISTINCT_MASKS[a]
+    size = 0
+    for c in range(5):
+        if bits & (1 << c):
+            size += 1
+            if s[BANK + c] == 0:
+                return R_COLOUR_EMPTY
+    if size < 3 and avail >= 3:
+        return R_MUST_TAKE_MORE
+    if size == 2 and avail != 2:
+        return R_MUST_TAKE_MORE
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _take_same_reason(s: np.ndarray, c: int) -> int:
+    """Take 2 of colour ``c``: the bank must hold at least 4 of it."""
+    if s[BANK + c] < 4:
+        return R_BANK_BELOW_4
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _reserve_market_reason(s: np.ndarray, slot: int, nres: int) -> int:
+    if nres >= MAX_RESERVED:
+        return R_RESERVE_FULL
+    if s[MARKET + slot] < 0:
+        return R_EMPTY_SLOT
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _reserve_deck_reason(s: np.ndarray, lvl: int, nres: int) -> int:
+    if nres >= MAX_RESERVED:
+        return R_RESERVE_FULL
+    if s[DECK_COUNT + lvl] == 0:
+        return R_EMPTY_DECK
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _buy_market_reason(s: np.ndarray, po: int, slot: int) -> int:
+    card = s[MARKET + slot]
+    if card < 0:
+        return R_EMPTY_SLOT
+    if not _can_afford(s, po, card):
+        return R_CANNOT_AFFORD
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _buy_reserve_slot_reason(s: np.ndarray, po: int, r: int) -> int:
+    card = s[po + P_RESERVED + r]
     if card < 0:
         return R_NO_RESERVED_CARD
     if not _can_afford(s, po, card):
         return R_CANNOT_AFFORD
     return OK
+
+
+@njit(cache=True)
+def _main_reason(s: np.ndarray, a: int, po: int) -> int:
+    """Reason code for a main-phase action other than pass."""
+    if a < TAKE2_SAME:
+        return _take_distinct_reason(s, a, _available_colours(s))
+    if a < RESERVE_MARKET:
+        return _take_same_reason(s, a - TAKE2_SAME)
+    if a < RESERVE_DECK:
+        return _reserve_market_reason(s, a - RESERVE_MARKET, _reserved_count(s, po))
+    if a < BUY_MARKET:
+        return _reserve_deck_reason(s, a - RESERVE_DECK, _reserved_count(s, po))
+    if a < BUY_RESERVED:
+        return _buy_market_reason(s, po, a - BUY_MARKET)
+    return _buy_reserve_slot_reason(s, po, a - BUY_RESERVED)
+
+
+@njit(cache=True)
+def _main_mask(s: np.ndarray, po: int, mask: np.ndarray) -> int:
+    """Mark the legal main actions (ids 0-59) in ``mask``; returns how many."""
+    n = 0
+    avail = _available_colours(s)
+    for a in range(TAKE2_SAME):
+        if _take_distinct_reason(s, a, avail) == OK:
+            mask[a] = 1
+            n += 1
+    for c in range(5):
+        if _take_same_reason(s, c) == OK:
+            mask[TAKE2_SAME + c] = 1
+            n += 1
+    nres = _reserved_count(s, po)
+    for slot in range(3 * MARKET_SLOTS):
+        if _reserve_market_reason(s, slot, nres) == OK:
+            mask[RESERVE_MARKET + slot] = 1
+            n += 1
+    for lvl in range(3):
+        if _reserve_deck_reason(s, lvl, nres) == OK:
+            mask[RESERVE_DECK + lvl] = 1
+            n += 1
+    for slot in range(3 * MARKET_SLOTS):
+        if _buy_market_reason(s, po, slot) == OK:
+            mask[BUY_MARKET + slot] = 1
+            n += 1
+    for r in range(MAX_RESERVED):
+        if _buy_reserve_slot_reason(s, po, r) == OK:
+            mask[BUY_RESERVED + r] = 1
+            n += 1
+    return n
 
 
 @njit(cache=True)
@@ -409,11 +479,7 @@ def legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
         mask[a] = 0
     phase = s[PHASE]
     if phase == PHASE_MAIN:
-        po = player_offset(s[CURRENT])
-        for a in range(DISCARD):
-            if _main_reason(s, a, po) == OK:
-                mask[a] = 1
-                n += 1
+        n = _main_mask(s, player_offset(s[CURRENT]), mask)
         if n == 0:
             mask[PASS] = 1
             n = 1
