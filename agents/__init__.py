@@ -15,9 +15,18 @@ options, validated like the spec's ``key=value`` pairs.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import splendor_env
+from splendor_env.numba_cache import package_sources, refresh_cache
+
 from .base import Agent
+
+# The compiled agents inline the engine's rules: their cache must follow changes to either package.
+refresh_cache(
+    Path(__file__).parent, package_sources(Path(__file__).parent, Path(splendor_env.__file__).parent)
+)
 
 #: spec name -> one-line description (the registry's public face).
 _SPECS: dict[str, str] = {

@@ -6,10 +6,18 @@ Cities of Splendor expansions (``MODULE_NAMES``). The rules live in
 :mod:`splendor_env.rules` over the state arrays of :mod:`splendor_env.state`.
 """
 
-from .actions import NUM_ACTIONS, NUM_ACTIONS_ALL, action_table, describe
-from .env import EnvConfig, IllegalActionError, env, raw_env
-from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, layout_table
-from .state import MODULE_NAMES, from_dict, new_state, to_dict
+from pathlib import Path as _Path
+
+from .numba_cache import package_sources as _package_sources
+from .numba_cache import refresh_cache as _refresh_cache
+
+# Before any compiled module is imported: never load cached code compiled from older sources.
+_refresh_cache(_Path(__file__).parent, _package_sources(_Path(__file__).parent))
+
+from .actions import NUM_ACTIONS, NUM_ACTIONS_ALL, action_table, describe  # noqa: E402 - after the cache guard on purpose
+from .env import EnvConfig, IllegalActionError, env, raw_env  # noqa: E402 - after the cache guard on purpose
+from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, layout_table  # noqa: E402 - after the cache guard on purpose
+from .state import MODULE_NAMES, from_dict, new_state, to_dict  # noqa: E402 - after the cache guard on purpose
 
 __version__ = "0.2.0"
 
