@@ -12,7 +12,13 @@ def test_benchmark_reports_every_figure(tmp_path) -> None:
     results = bench_env.main(["--seconds", "0.05", "--skip-compile", "--json", str(out)])
     for batch in bench_env.BATCH_SIZES:
         assert results[f"batched_B{batch}"] > 0
-    for key in ("aec_wrapped", "aec_raw", "connect_four_v3_wrapped", "memory_mb_per_1000_games"):
+    for key in (
+        "batched_B1024_all_modules",
+        "aec_wrapped",
+        "aec_raw",
+        "connect_four_v3_wrapped",
+        "memory_mb_per_1000_games",
+    ):
         assert results[key] > 0
     assert (
         results["ratio_wrapped_vs_connect_four"]

@@ -9,7 +9,7 @@ Usage::
 In one run, with uniformly random legal actions, 2 players, one thread, it prints:
 
 1. batched engine steps per second per core (masks and observations included)
-   for B in {1, 64, 1024, 4096};
+   for B in {1, 64, 1024, 4096}, and B=1024 with all four Cities modules;
 2. the wrapped (``splendor_env.env``) and raw AEC env, steps per second;
 3. PettingZoo's ``connect_four_v3`` (wrapped) in the same loop, and the ratio
    of (2) to it;
@@ -38,11 +38,11 @@ import numpy as np
 BATCH_SIZES = (1, 64, 1024, 4096)
 
 
-def bench_batched(batch: int, seconds: float, num_players: int = 2) -> float:
+def bench_batched(batch: int, seconds: float, num_players: int = 2, modules: tuple[str, ...] = ()) -> float:
     """Steps per second of :class:`VectorEnv` (all games stepped each call)."""
     from splendor_env.vector import VectorEnv, sample_legal_actions
 
-    venv = VectorEnv(batch, num_players, copy=False)
+    venv = VectorEnv(batch, num_players, copy=False, modules=modules)
     _, masks, _ = venv.reset(seed=0)
     rng = np.array([12345], dtype=np.uint64)
     venv.step(sample_legal_actions(masks, rng))  # warm-up (compiled code already cached)
@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sps = bench_batched(batch, args.seconds)
         results[f"batched_B{batch}"] = sps
         print(f"{f'batched engine B={batch} (1 core)':<34} {sps:>12,.0f}")
+    all_modules = ("cities", "trading_posts", "orient", "strongholds")
+    results["batched_B1024_all_modules"] = bench_batched(1024, args.seconds, modules=all_modules)
+    print(f"{'batched B=1024, all four modules':<34} {results['batched_B1024_all_modules']:>12,.0f}")
     results["aec_wrapped"] = bench_aec(lambda: splendor_env.env(num_players=2), args.seconds)
     print(f"{'splendor_env.env (wrapped AEC)':<34} {results['aec_wrapped']:>12,.0f}")
     results["aec_raw"] = bench_aec(lambda: splendor_env.raw_env(num_players=2), args.seconds)
