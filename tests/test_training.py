@@ -13,8 +13,9 @@ import agents  # noqa: E402
 from agents.ppo import PPOAgent  # noqa: E402
 from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
 from training import config as C  # noqa: E402
-from training.evaluate import play_match, wilson_interval  # noqa: E402
+from training.evaluate import play_match  # noqa: E402
 from training.selfplay import OpponentPool, SelfPlayVecEnv  # noqa: E402
+from training.stats import wilson as wilson_interval  # noqa: E402
 from training.train import train  # noqa: E402
 
 

@@ -34,7 +34,8 @@ from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.determinize import determinize
 from splendor_env.observation import OBS_DIM, observe
-from training.tournament import run_tasks, schedule, wilson
+from training.stats import wilson
+from training.tournament import run_tasks, schedule
 
 
 def sample_states(

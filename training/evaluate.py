@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -30,17 +29,7 @@ from agents.base import Agent
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
-
-
-def wilson_interval(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval for a proportion ``score / n`` (95% for z = 1.96)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = score / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+from training.stats import wilson
 
 
 @dataclass
@@ -59,7 +48,7 @@ class MatchResult:
 
     @property
     def ci(self) -> tuple[float, float]:
-        return wilson_interval(self.score, self.games)
+        return wilson(self.score, self.games)
 
     def merge(self, other: MatchResult) -> MatchResult:
         return MatchResult(

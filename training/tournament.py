@@ -60,8 +60,7 @@ from splendor_env import state as st
 from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
 from training.records import game_result, write_records
-
-Z95 = 1.959963984540054
+from training.stats import wilson
 
 
 @dataclass(frozen=True)
@@ -222,17 +221,6 @@ def run_tasks(tasks: Sequence[GameTask], workers: int = 1, progress: bool = True
 
 # ---------------------------------------------------------------------------
 # Statistics
-
-
-def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (fractional counts allowed: half wins)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def win_shares(record: dict[str, Any]) -> list[float]:
