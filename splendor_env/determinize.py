@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .cards import CARD_LEVEL, LEVEL_OFFSETS, LEVEL_SIZES, NUM_CARDS
-from .rng import rand_below
+from .rng import shuffle
 from .state import (
     CARD_OWNER,
     DECK,
@@ -73,11 +73,7 @@ def determinize_inplace(s: np.ndarray, seat: int, rng: np.ndarray) -> None:
             if not visible[c]:
                 pool[k] = c
                 k += 1
-        for i in range(k - 1, 0, -1):  # Fisher-Yates
-            j = rand_below(rng, i + 1)
-            t = pool[i]
-            pool[i] = pool[j]
-            pool[j] = t
+        shuffle(pool, k, rng)
         used = 0
         for p in range(n):
             if p == seat:

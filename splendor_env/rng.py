@@ -33,3 +33,13 @@ def rand_below(rng: np.ndarray, n: int) -> int:
 def rand_unit(rng: np.ndarray) -> float:
     """Uniform float in ``[0, 1)``."""
     return float(next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def shuffle(arr: np.ndarray, n: int, rng: np.ndarray) -> None:
+    """Fisher-Yates shuffle of ``arr[:n]`` in place (a view into a state array is fine)."""
+    for i in range(n - 1, 0, -1):
+        j = rand_below(rng, i + 1)
+        t = arr[i]
+        arr[i] = arr[j]
+        arr[j] = t

@@ -73,7 +73,7 @@ from .cards import (
     TP_POINTS,
     TRADING_POSTS,
 )
-from .rng import rand_below
+from .rng import rand_below, shuffle
 
 MAX_PLAYERS = 4
 MARKET_SLOTS = 4
@@ -265,20 +265,12 @@ def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int, modules: i
             s[base + i] = -1
         for i in range(n):
             s[base + i] = LEVEL_OFFSETS[lvl] + i
-        for i in range(n - 1, 0, -1):  # Fisher-Yates
-            j = rand_below(rng, i + 1)
-            t = s[base + i]
-            s[base + i] = s[base + j]
-            s[base + j] = t
+        shuffle(s[base : base + n], n, rng)
         s[DECK_COUNT + lvl] = n
         for slot in range(MARKET_SLOTS):
             s[MARKET + lvl * MARKET_SLOTS + slot] = draw_card(s, lvl)
     nobles = np.arange(NUM_NOBLES)
-    for i in range(NUM_NOBLES - 1, 0, -1):
-        j = rand_below(rng, i + 1)
-        t = nobles[i]
-        nobles[i] = nobles[j]
-        nobles[j] = t
+    shuffle(nobles, NUM_NOBLES, rng)
     for k in range(NOBLE_SLOTS):
         s[NOBLE_ID + k] = nobles[k] if k < num_players + 1 else -1
         s[NOBLE_OWNER + k] = -1
@@ -315,11 +307,7 @@ def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarra
             base = ODECK + lvl * ORIENT_LEVEL_SIZE
             for i in range(ORIENT_LEVEL_SIZE):
                 s[base + i] = ORIENT_OFFSETS[lvl] + i
-            for i in range(ORIENT_LEVEL_SIZE - 1, 0, -1):
-                j = rand_below(rng, i + 1)
-                t = s[base + i]
-                s[base + i] = s[base + j]
-                s[base + j] = t
+            shuffle(s[base : base + ORIENT_LEVEL_SIZE], ORIENT_LEVEL_SIZE, rng)
             s[ODECK_COUNT + lvl] = ORIENT_LEVEL_SIZE
             for k in range(ORIENT_SLOTS):
                 s[OMARKET + lvl * ORIENT_SLOTS + k] = draw_from(s, 3 + lvl)
@@ -328,11 +316,7 @@ def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarra
             s[NOBLE_ID + k] = -1
             s[NOBLE_OWNER + k] = -1
         tiles = np.arange(NUM_CITY_TILES)
-        for i in range(NUM_CITY_TILES - 1, 0, -1):
-            j = rand_below(rng, i + 1)
-            t = tiles[i]
-            tiles[i] = tiles[j]
-            tiles[j] = t
+        shuffle(tiles, NUM_CITY_TILES, rng)
         for k in range(CITIES_ON_OFFER):
             s[CITY_ID + k] = CITY_SIDES[tiles[k], rand_below(rng, 2)]
     if modules & MOD_STRONGHOLDS:
