@@ -11,14 +11,17 @@ refers to it by import path: loading a checkpoint must only need ``agents``.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch as th
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from splendor_env.actions import BUY_MARKET, BUY_RESERVED, NUM_ACTIONS, RESERVE_MARKET
 from splendor_env.observation import (
     CARD_DIM,
     O_MARKET,
@@ -174,3 +177,106 @@ class PPOAgent(Agent):
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.path!r}, deterministic={self.deterministic})"
+
+
+# -- card-slot actor: one shared scorer for every card the player could buy or reserve --------------
+
+N_SLOTS = 15  # 12 market cards + the observer's 3 reserved cards
+SLOT_IN = CARD_DIM + 8 + N_SLOTS  # card fields, gaps (self, next seat), slot one-hot
+
+
+def slot_inputs(features: th.Tensor) -> th.Tensor:
+    """Per-slot inputs ``[B, 15, SLOT_IN]`` from :class:`ScaledObs` features (with ``card_features``).
+
+    The opponent's gaps are only defined for market slots (its reserved cards
+    are other cards), so they are zero for the reserved slots.
+    """
+    b = features.shape[0]
+    market = features[:, O_MARKET : O_MARKET + 12 * CARD_DIM].reshape(b, 12, CARD_DIM)
+    reserved = features[:, O_SEATS + S_RES : O_SEATS + S_RES + 3 * CARD_DIM].reshape(b, 3, CARD_DIM)
+    gaps = features[:, OBS_DIM : OBS_DIM + CARD_GAP_DIM].reshape(b, 2, N_SLOTS, 4)
+    opp = gaps[:, 1] * th.cat([th.ones(12), th.zeros(3)]).to(features)[None, :, None]
+    onehot = th.eye(N_SLOTS, dtype=features.dtype, device=features.device).expand(b, -1, -1)
+    return th.cat([th.cat([market, reserved], dim=1), gaps[:, 0], opp, onehot], dim=-1)
+
+
+def _mlp(sizes: list[int], activation: type[th.nn.Module]) -> th.nn.Sequential:
+    layers: list[th.nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [th.nn.Linear(a, b), activation()]
+    return th.nn.Sequential(*layers)
+
+
+class CardSlotExtractor(th.nn.Module):
+    """SB3 ``mlp_extractor``: MLP trunks for actor and critic, plus a shared per-card encoder.
+
+    The actor latent is ``[h, z_1 .. z_15]``: the trunk output ``h`` and, per
+    card slot, ``z_i = act(W_c card_i + W_h h)``. One set of weights scores
+    every slot, so what the policy learns about buying the card in slot 3
+    carries over to slot 7; a plain MLP head has to learn each slot apart.
+    """
+
+    def __init__(
+        self, feature_dim: int, net_arch: list[int], activation_fn: type[th.nn.Module], slot_dim: int = 32
+    ) -> None:
+        super().__init__()
+        self.actor = _mlp([feature_dim, *net_arch], activation_fn)
+        self.critic = _mlp([feature_dim, *net_arch], activation_fn)
+        hidden = net_arch[-1]
+        self.card = th.nn.Sequential(th.nn.Linear(SLOT_IN, 64), activation_fn(), th.nn.Linear(64, slot_dim))
+        self.context = th.nn.Linear(hidden, slot_dim)
+        self.act = activation_fn()
+        self.hidden, self.slot_dim = hidden, slot_dim
+        self.latent_dim_pi = hidden + N_SLOTS * slot_dim
+        self.latent_dim_vf = hidden
+
+    def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: th.Tensor) -> th.Tensor:
+        h = self.actor(features)
+        z = self.act(self.card(slot_inputs(features)) + self.context(h)[:, None, :])
+        return th.cat([h, z.flatten(1)], dim=1)
+
+    def forward_critic(self, features: th.Tensor) -> th.Tensor:
+        return self.critic(features)
+
+
+class CardSlotHead(th.nn.Module):
+    """Action logits: a linear map of ``h`` for every id, plus per-slot buy/reserve scores of ``z_i``."""
+
+    def __init__(self, hidden: int, slot_dim: int) -> None:
+        super().__init__()
+        self.hidden, self.slot_dim = hidden, slot_dim
+        self.base = th.nn.Linear(hidden, NUM_ACTIONS)
+        self.slot = th.nn.Linear(slot_dim, 2)  # (buy, reserve) score of a slot
+        buy = list(range(BUY_MARKET, BUY_MARKET + 12)) + list(range(BUY_RESERVED, BUY_RESERVED + 3))
+        reserve = list(range(RESERVE_MARKET, RESERVE_MARKET + 12))
+        self.register_buffer("buy_ids", th.as_tensor(buy))
+        self.register_buffer("reserve_ids", th.as_tensor(reserve))
+
+    def forward(self, latent: th.Tensor) -> th.Tensor:
+        h, z = latent[:, : self.hidden], latent[:, self.hidden :].reshape(-1, N_SLOTS, self.slot_dim)
+        scores = self.slot(z)
+        logits = self.base(h)
+        logits = logits.index_add(1, self.buy_ids, scores[:, :, 0])
+        return logits.index_add(1, self.reserve_ids, scores[:, :12, 1])
+
+
+class CardSlotPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy with :class:`CardSlotExtractor` and :class:`CardSlotHead` (base game only).
+
+    Needs ``features_extractor_class=ScaledObs`` with ``card_features=True``.
+    """
+
+    def _build_mlp_extractor(self) -> None:
+        arch = self.net_arch["pi"] if isinstance(self.net_arch, dict) else self.net_arch
+        self.mlp_extractor = CardSlotExtractor(self.features_dim, list(arch), self.activation_fn)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        ex = self.mlp_extractor
+        self.action_net = CardSlotHead(ex.hidden, ex.slot_dim)
+        if self.ortho_init:  # as SB3 does for its own action_net: near-uniform first policy
+            self.action_net.apply(partial(self.init_weights, gain=0.01))
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

@@ -68,6 +68,13 @@ def test_overrides_are_typed_by_field() -> None:
         ({"network": {"net_arch": []}}, [], r"network\.net_arch: needs at least one hidden layer"),
         ({"network": {"net_arch": [64, 0]}}, [], r"network\.net_arch\[1\]: layer width"),
         ({"network": {"scale_obs": "yes"}}, [], r"network\.scale_obs: expected true/false"),
+        ({"network": {"policy": "transformer"}}, [], r"network\.policy: must be one of"),
+        (
+            {"network": {"policy": "card_slots", "card_features": False}},
+            [],
+            r"network\.policy: 'card_slots' reads the card features",
+        ),
+        ({"init_from": "nowhere.zip"}, [], r"init_from: file not found: 'nowhere\.zip'"),
         ({"env": {"reward_mode": "dense"}}, [], r"env\.reward_mode: must be 'terminal' or 'shaped'"),
         (
             {"opponents": {"pool": [{"spec": "alphazero"}]}},

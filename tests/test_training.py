@@ -182,6 +182,40 @@ def test_wall_clock_limit_stops_training(tmp_path) -> None:
     assert (tmp_path / "run" / "final.zip").is_file()
 
 
+def test_card_slot_policy_trains_and_warm_starts_a_run(tmp_path) -> None:
+    """Pretraining reports held-out agreement; ``init_from`` copies those weights into a new run."""
+    slots = {"network.policy": "card_slots", "network.card_features": "true"}
+    first = train(_tiny_config(tmp_path, **slots), progress_bar=False)
+    agreement = first["pretrain"]["held_out_agreement"]
+    assert 0.0 <= agreement <= 1.0
+    source = tmp_path / "run" / "final.zip"
+    agent = PPOAgent(source)
+    assert type(agent.policy).__name__ == "CardSlotPolicy"
+    env = SelfPlayVecEnv(8, OpponentPool([("greedy", 1.0, None)], seed=0), seed=1)
+    obs = env.reset()
+    masks = env.action_masks()
+    actions = agent.act_batch(obs, masks)
+    assert masks[np.arange(8), actions].all()
+
+    second = tmp_path / "second"
+    cfg = _tiny_config(
+        tmp_path,
+        total_timesteps=1,
+        init_from=str(source),
+        output_dir=str(second),
+        **slots,
+        **{"pretrain.teacher": "null", "eval.every": 0},
+    )
+    cfg.ppo.learning_rate = cfg.ppo.final_learning_rate = 1e-12  # the one update must not move the weights
+    train(cfg, progress_bar=False)
+    started = PPOAgent(second / "final.zip")
+    np.testing.assert_allclose(started.logits(obs), agent.logits(obs), atol=1e-4)
+
+    mlp = _tiny_config(tmp_path, init_from=str(source), **{"pretrain.teacher": "null"})
+    with pytest.raises(C.ConfigError, match="init_from: .* has a different network"):
+        train(mlp, progress_bar=False)
+
+
 def test_ppo_agent_missing_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="nowhere.zip"):
         PPOAgent(tmp_path / "nowhere.zip")

@@ -24,6 +24,7 @@ from splendor_env.state import DEFAULT_MAX_TURNS
 
 SNAPSHOTS = "snapshots"  # pool spec meaning "a frozen past copy of the learner"
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu")
+POLICIES = ("mlp", "card_slots")
 SUPPORTED_MODULES: tuple[str, ...] = ()  # only the base game for now
 
 
@@ -37,6 +38,7 @@ class NetworkConfig:
     activation: str = "tanh"
     scale_obs: bool = True  # divide raw counts by their typical maximum (agents.ppo.ScaledObs)
     card_features: bool = False  # add per-card "tokens still missing" features (agents.ppo.card_gaps)
+    policy: str = "mlp"  # or "card_slots": one shared scorer per card slot (agents.ppo.CardSlotPolicy)
 
 
 @dataclass
@@ -94,7 +96,7 @@ class PretrainConfig:
     samples: int = 500_000  # teacher decisions recorded (teacher plays every seat)
     epochs: int = 3
     batch_size: int = 2048
-    learning_rate: float = 1e-3
+    learning_rate: float = 1e-3  # decays linearly to 0 over the epochs
     value_coef: float = 0.5  # value head also learns the discounted game outcome
 
 
@@ -111,6 +113,7 @@ class TrainConfig:
     max_wall_minutes: float | None = (
         None  # stop (then evaluate and save) after this long, pretraining included
     )
+    init_from: str | None = None  # a MaskablePPO .zip whose policy weights start the run (same network)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     env: EnvOptions = field(default_factory=EnvOptions)
@@ -256,6 +259,11 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
         _check(cfg.max_wall_minutes > 0, "max_wall_minutes", f"must be > 0, got {cfg.max_wall_minutes}")
     _check(cfg.seed >= 0, "seed", f"must be >= 0, got {cfg.seed}")
     _check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
+    if cfg.init_from is not None:
+        _check(Path(cfg.init_from).is_file(), "init_from", f"file not found: {cfg.init_from!r}")
+        _check(
+            cfg.pretrain.teacher is None, "init_from", "set either init_from or pretrain.teacher, not both"
+        )
 
     net = cfg.network
     _check(len(net.net_arch) >= 1, "network.net_arch", "needs at least one hidden layer")
@@ -266,6 +274,13 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
         "network.activation",
         f"must be one of {ACTIVATIONS}, got {net.activation!r}",
     )
+    _check(net.policy in POLICIES, "network.policy", f"must be one of {POLICIES}, got {net.policy!r}")
+    if net.policy == "card_slots":
+        _check(
+            net.scale_obs and net.card_features,
+            "network.policy",
+            "'card_slots' reads the card features: set network.scale_obs and network.card_features to true",
+        )
 
     p = cfg.ppo
     _check(p.learning_rate > 0, "ppo.learning_rate", f"must be > 0, got {p.learning_rate}")
