@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m training.play                                  # greedy vs random, one game, shown
+    python -m training.play                                  # shipped PPO policy vs greedy, one game
     python -m training.play --agents mcts greedy random --seed 3
     python -m training.play --agents random random --render every
     python -m training.play --games 20 --render none         # just the results
@@ -15,6 +15,8 @@ Agents are spec strings understood by :func:`agents.make`.
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,13 @@ import numpy as np
 import agents
 import splendor_env
 from splendor_env.determinize import determinize
+
+SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
+
+
+def default_agents() -> list[str]:
+    """The shipped 2-player PPO policy against the greedy heuristic (path relative to the cwd)."""
+    return [f"ppo:{os.path.relpath(SHIPPED_POLICY)}", "greedy"]
 
 
 def play_game(
@@ -61,9 +70,7 @@ def play_game(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Play Splendor games between agents and show them.")
-    parser.add_argument(
-        "--agents", nargs="+", default=["greedy", "random"], help="one agent spec per seat (2-4)"
-    )
+    parser.add_argument("--agents", nargs="+", default=default_agents(), help="one agent spec per seat (2-4)")
     parser.add_argument("--games", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--render", choices=["every", "final", "none"], default="final")

@@ -1,0 +1,37 @@
+"""The README's main job, ``python -m training.play``: defaults, summaries and argument errors."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from training import play  # noqa: E402
+
+
+def test_default_game_is_the_shipped_policy_against_greedy(capsys: pytest.CaptureFixture[str]) -> None:
+    assert play.SHIPPED_POLICY.is_file()
+    assert play.default_agents()[1] == "greedy"
+    play.main(["--render", "final"])
+    out = capsys.readouterr().out
+    assert "game 0 (seed 0): prestige" in out
+    assert "winners ['player_" in out
+
+
+def test_several_games_print_a_win_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    play.main(["--agents", "greedy", "random", "random", "--games", "3", "--render", "none", "--quiet"])
+    lines = capsys.readouterr().out.splitlines()
+    summary = [line for line in lines if line.startswith("player_")]
+    assert len(summary) == 3
+    assert sum(float(line.split("wins ")[1].split("/")[0]) for line in summary) == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["--agents", "greedy"], "--agents needs 2 to 4 specs"), (["--agents", "greedy", "gready"], "gready")],
+)
+def test_bad_agents_are_refused(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises((SystemExit, ValueError)) as err:
+        play.main(argv)
+    text = capsys.readouterr().err + str(err.value)
+    assert message in text
