@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, create_mlp
 
 from splendor_env.actions import BUY_MARKET, BUY_RESERVED, NUM_ACTIONS, RESERVE_MARKET
 from splendor_env.observation import (
@@ -195,16 +195,9 @@ def slot_inputs(features: th.Tensor) -> th.Tensor:
     market = features[:, O_MARKET : O_MARKET + 12 * CARD_DIM].reshape(b, 12, CARD_DIM)
     reserved = features[:, O_SEATS + S_RES : O_SEATS + S_RES + 3 * CARD_DIM].reshape(b, 3, CARD_DIM)
     gaps = features[:, OBS_DIM : OBS_DIM + CARD_GAP_DIM].reshape(b, 2, N_SLOTS, 4)
-    opp = gaps[:, 1] * th.cat([th.ones(12), th.zeros(3)]).to(features)[None, :, None]
+    opp = th.cat([gaps[:, 1, :12], th.zeros_like(gaps[:, 1, 12:])], dim=1)
     onehot = th.eye(N_SLOTS, dtype=features.dtype, device=features.device).expand(b, -1, -1)
     return th.cat([th.cat([market, reserved], dim=1), gaps[:, 0], opp, onehot], dim=-1)
-
-
-def _mlp(sizes: list[int], activation: type[th.nn.Module]) -> th.nn.Sequential:
-    layers: list[th.nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
-        layers += [th.nn.Linear(a, b), activation()]
-    return th.nn.Sequential(*layers)
 
 
 class CardSlotExtractor(th.nn.Module):
@@ -220,8 +213,8 @@ class CardSlotExtractor(th.nn.Module):
         self, feature_dim: int, net_arch: list[int], activation_fn: type[th.nn.Module], slot_dim: int = 32
     ) -> None:
         super().__init__()
-        self.actor = _mlp([feature_dim, *net_arch], activation_fn)
-        self.critic = _mlp([feature_dim, *net_arch], activation_fn)
+        self.actor = th.nn.Sequential(*create_mlp(feature_dim, 0, net_arch, activation_fn))
+        self.critic = th.nn.Sequential(*create_mlp(feature_dim, 0, net_arch, activation_fn))
         hidden = net_arch[-1]
         self.card = th.nn.Sequential(th.nn.Linear(SLOT_IN, 64), activation_fn(), th.nn.Linear(64, slot_dim))
         self.context = th.nn.Linear(hidden, slot_dim)

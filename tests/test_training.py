@@ -219,3 +219,35 @@ def test_card_slot_policy_trains_and_warm_starts_a_run(tmp_path) -> None:
 def test_ppo_agent_missing_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="nowhere.zip"):
         PPOAgent(tmp_path / "nowhere.zip")
+
+
+def test_card_slot_inputs_line_up_with_the_observation() -> None:
+    """Slot i of the card-slot actor sees market card i (slots 12-14: the observer's reserved cards)."""
+    import torch as th
+
+    from agents.ppo import CARD_GAP_DIM, N_SLOTS, SLOT_IN, ScaledObs, slot_inputs
+    from splendor_env.observation import CARD_DIM, O_MARKET, O_SEATS, S_RES
+
+    env = SelfPlayVecEnv(16, OpponentPool([("greedy", 1.0, None)], seed=0), seed=2)
+    obs = env.reset()
+    player = agents.make("random", seed=1)  # random play reserves cards often
+    for _ in range(12):
+        obs = env.step(player.act_batch(obs, env.action_masks()))[0]
+    extractor = ScaledObs(env.observation_space, card_features=True)
+    features = extractor(th.as_tensor(obs))
+    slots = slot_inputs(features).numpy()
+    assert slots.shape == (16, N_SLOTS, SLOT_IN)
+    scaled = features.numpy()
+    for i in range(12):
+        np.testing.assert_array_equal(
+            slots[:, i, :CARD_DIM], scaled[:, O_MARKET + i * CARD_DIM : O_MARKET + (i + 1) * CARD_DIM]
+        )
+    for r in range(3):
+        off = O_SEATS + S_RES + r * CARD_DIM
+        np.testing.assert_array_equal(slots[:, 12 + r, :CARD_DIM], scaled[:, off : off + CARD_DIM])
+    gaps = scaled[:, OBS_DIM : OBS_DIM + CARD_GAP_DIM].reshape(16, 2, N_SLOTS, 4)
+    np.testing.assert_array_equal(slots[:, :, CARD_DIM : CARD_DIM + 4], gaps[:, 0])
+    np.testing.assert_array_equal(slots[:, :12, CARD_DIM + 4 : CARD_DIM + 8], gaps[:, 1, :12])
+    assert not slots[:, 12:, CARD_DIM + 4 : CARD_DIM + 8].any()
+    np.testing.assert_array_equal(slots[0, :, CARD_DIM + 8 :], np.eye(N_SLOTS))
+    assert obs[:, O_SEATS + S_RES].any(), "no game reserved a card: the reserved slots went untested"
