@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+import splendor_env
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.cards import CARD_LEVEL, COLOUR_LETTERS, TOKEN_COLOURS
+from splendor_env.vector import VectorEnv
 
 TokenSpec = str | Mapping[str, int] | Sequence[int]
 ReserveSpec = int | tuple[int, bool]
@@ -327,3 +329,46 @@ def random_playout(
         rules.apply_action(s, a)
         actions.append(a)
     return s, actions
+
+
+def assert_batched_games_equal_aec_games(
+    num_players: int, batch: int, base_seed: int, action_seed: int, steps: int, **options: Any
+) -> int:
+    """Play random games through ``VectorEnv`` and ``raw_env`` side by side from the same seeds.
+
+    At every step the observations, masks, player to move and rewards must
+    agree, and at every game end the terminal flags, the final observations
+    of every seat and the final state. Returns how many games finished (the
+    batched engine resets them itself; the AEC envs are reset with the next
+    seed, as the batched engine does).
+    """
+    venv = VectorEnv(batch, num_players, **options)
+    obs, masks, players = venv.reset(seed=base_seed)
+    envs = [splendor_env.raw_env(num_players, **options) for _ in range(batch)]
+    for b, e in enumerate(envs):
+        e.reset(seed=base_seed + b)
+    next_seed = base_seed + batch
+    rng = np.random.default_rng(action_seed)
+    finished = 0
+    for _ in range(steps):
+        for b, e in enumerate(envs):
+            o = e.observe(e.agent_selection)
+            np.testing.assert_array_equal(o["observation"], obs[b])
+            np.testing.assert_array_equal(o["action_mask"], masks[b])
+            assert e.agent_selection == f"player_{players[b]}"
+        actions = np.array([rng.choice(np.flatnonzero(masks[b])) for b in range(batch)])
+        obs, masks, players, rewards, terminated, truncated, info = venv.step(actions)
+        for b, e in enumerate(envs):
+            e.step(int(actions[b]))
+            np.testing.assert_allclose([e.rewards[a] for a in e.possible_agents], rewards[b])
+            if terminated[b] or truncated[b]:
+                assert all(e.terminations.values()) == bool(terminated[b])
+                assert all(e.truncations.values()) == bool(truncated[b])
+                for seat in range(num_players):
+                    final = e.observe(f"player_{seat}")["observation"]
+                    np.testing.assert_array_equal(final, info["final_observation"][b, seat])
+                np.testing.assert_array_equal(e.state(), info["final_state"][b])
+                e.reset(seed=next_seed)
+                next_seed += 1
+                finished += 1
+    return finished

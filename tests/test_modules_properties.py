@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import assert_batched_games_equal_aec_games
 from numba import njit
 from pettingzoo.test import api_test
 
@@ -162,30 +163,9 @@ def test_module_ids_are_refused_in_a_base_game() -> None:
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_batched_games_equal_aec_games_with_modules(num_players: int) -> None:
     combo = st.MODULE_NAMES if num_players != 3 else ("orient", "strongholds")
-    batch, base_seed = 3, 500
-    venv = VectorEnv(batch, num_players, modules=combo, max_turns=150)
-    obs, masks, players = venv.reset(seed=base_seed)
-    envs = [splendor_env.raw_env(num_players, modules=combo, max_turns=150) for _ in range(batch)]
-    for b, e in enumerate(envs):
-        e.reset(seed=base_seed + b)
-    next_seed = base_seed + batch
-    rng = np.random.default_rng(1)
-    finished = 0
-    for _ in range(900):
-        for b, e in enumerate(envs):
-            o = e.observe(e.agent_selection)
-            np.testing.assert_array_equal(o["observation"], obs[b])
-            np.testing.assert_array_equal(o["action_mask"], masks[b])
-        actions = np.array([rng.choice(np.flatnonzero(masks[b])) for b in range(batch)])
-        obs, masks, players, rewards, terminated, truncated, info = venv.step(actions)
-        for b, e in enumerate(envs):
-            e.step(int(actions[b]))
-            np.testing.assert_allclose([e.rewards[a] for a in e.possible_agents], rewards[b])
-            if terminated[b] or truncated[b]:
-                np.testing.assert_array_equal(e.state(), info["final_state"][b])
-                e.reset(seed=next_seed)
-                next_seed += 1
-                finished += 1
+    finished = assert_batched_games_equal_aec_games(
+        num_players, batch=3, base_seed=500, action_seed=1, steps=900, modules=combo, max_turns=150
+    )
     assert finished >= 2
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_batched_games_equal_aec_games
 
 import splendor_env
 from splendor_env import state as st
@@ -12,45 +13,19 @@ from splendor_env.observation import OBS_DIM, observe
 from splendor_env.vector import VectorEnv, sample_legal_actions
 
 
-def _aec_view(e: splendor_env.raw_env) -> tuple[np.ndarray, np.ndarray]:
-    o = e.observe(e.agent_selection)
-    return o["observation"], o["action_mask"]
-
-
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 @pytest.mark.parametrize("reward_mode", ["terminal", "shaped"])
 def test_batched_games_equal_aec_games_step_by_step(num_players: int, reward_mode: str) -> None:
     """Random games through both paths from the same seeds agree at every step, across auto-resets."""
-    batch, base_seed = 4, 1000
-    venv = VectorEnv(batch, num_players, reward_mode=reward_mode, max_turns=120)
-    obs, masks, players = venv.reset(seed=base_seed)
-    envs = [splendor_env.raw_env(num_players, reward_mode=reward_mode, max_turns=120) for _ in range(batch)]
-    for b, e in enumerate(envs):
-        e.reset(seed=base_seed + b)
-    next_seed = base_seed + batch
-    rng = np.random.default_rng(7)
-    finished = 0
-    for _ in range(1500):
-        for b, e in enumerate(envs):
-            aec_obs, aec_mask = _aec_view(e)
-            np.testing.assert_array_equal(aec_obs, obs[b])
-            np.testing.assert_array_equal(aec_mask, masks[b])
-            assert e.agent_selection == f"player_{players[b]}"
-        actions = np.array([rng.choice(np.flatnonzero(masks[b])) for b in range(batch)])
-        obs, masks, players, rewards, terminated, truncated, info = venv.step(actions)
-        for b, e in enumerate(envs):
-            e.step(int(actions[b]))
-            np.testing.assert_allclose([e.rewards[a] for a in e.possible_agents], rewards[b])
-            if terminated[b] or truncated[b]:
-                assert all(e.terminations.values()) == bool(terminated[b])
-                assert all(e.truncations.values()) == bool(truncated[b])
-                for seat in range(num_players):
-                    final = e.observe(f"player_{seat}")["observation"]
-                    np.testing.assert_array_equal(final, info["final_observation"][b, seat])
-                np.testing.assert_array_equal(e.state(), info["final_state"][b])
-                e.reset(seed=next_seed)
-                next_seed += 1
-                finished += 1
+    finished = assert_batched_games_equal_aec_games(
+        num_players,
+        batch=4,
+        base_seed=1000,
+        action_seed=7,
+        steps=1500,
+        reward_mode=reward_mode,
+        max_turns=120,
+    )
     assert finished >= 4, "the test should cross several auto-resets"
 
 
