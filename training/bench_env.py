@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from training.cli import run_cli
+
 BATCH_SIZES = (1, 64, 1024, 4096)
 
 
@@ -164,4 +166,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main, prog="python -m training.bench_env"))

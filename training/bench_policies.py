@@ -34,6 +34,7 @@ from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.determinize import determinize
 from splendor_env.observation import OBS_DIM, observe
+from training.cli import run_cli
 from training.stats import wilson
 from training.tournament import run_tasks, schedule
 
@@ -172,4 +173,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m training.bench_policies"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ import numpy as np
 import agents
 import splendor_env
 from splendor_env.determinize import determinize
+from training.cli import run_cli
 
 SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
 
@@ -97,5 +99,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"player_{i} {spec:<20} wins {wins[i]:.1f}/{args.games}")
 
 
+def cli() -> int:
+    """Console-script entry point (``splendor-play``): :func:`main` with one-line input errors."""
+    return run_cli(main, prog="splendor-play")
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main, prog="python -m training.play"))

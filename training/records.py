@@ -34,6 +34,7 @@ import numpy as np
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.render import render_text
+from training.cli import run_cli
 
 #: Fields compared by :func:`replay` between the record and the replayed game.
 RESULT_FIELDS = ("prestige", "cards", "winners", "truncated", "turns")
@@ -132,4 +133,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m training.records"))

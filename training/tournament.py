@@ -59,6 +59,7 @@ from agents import Agent, make
 from splendor_env import state as st
 from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
+from training.cli import run_cli
 from training.records import game_result, write_records
 from training.stats import wilson
 
@@ -550,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m training.tournament"))
 
 
 __all__ = [

@@ -35,6 +35,7 @@ from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
 from training import config as config_mod
+from training.cli import run_cli
 from training.config import TrainConfig
 from training.evaluate import MatchResult, play_match
 from training.selfplay import OpponentPool, SelfPlayVecEnv, make_agent
@@ -420,4 +421,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main, prog="python -m training.train"))

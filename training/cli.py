@@ -1,0 +1,47 @@
+"""One way for every command-line tool to fail on bad input: one line, exit status 2.
+
+Why: users hand the CLIs their own arguments, configs and model files; a traceback
+hides the one fact they need (which argument, which file, what was wrong). Every
+``python -m training.X`` entry point runs its ``main`` through :func:`run_cli`.
+``--debug`` (anywhere on the command line) or ``SPLENDOR_DEBUG=1`` re-raises
+instead, with the full traceback, for bug reports.
+
+Errors that count as user input errors: :class:`CliError`, ``ValueError`` (which
+the library raises for a bad spec, option or snapshot), ``OSError`` (a missing or
+unreadable file). Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+class CliError(Exception):
+    """A user-input error found by a CLI; its message names the argument and what was wrong."""
+
+
+USER_ERRORS: tuple[type[BaseException], ...] = (CliError, ValueError, OSError)
+
+
+def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = None, prog: str = "") -> int:
+    """Run ``main(argv)``; a user-input error prints ``prog: error: message`` and returns 2.
+
+    Returns ``main``'s integer result (0 when it returns ``None``). ``--debug`` is
+    removed from ``argv`` before ``main`` sees it.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("SPLENDOR_DEBUG", "") not in ("", "0")
+    args = [a for a in args if a != "--debug"]
+    prog = prog or os.path.basename(sys.argv[0])
+    try:
+        result = main(args)
+    except USER_ERRORS as exc:
+        if debug:
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return 2
+    return int(result or 0)
