@@ -95,6 +95,98 @@ def test_golden_playthrough() -> None:
         pytest.fail(f"playthrough differs from {GOLDEN.name}:\n{diff}")
 
 
+# ---------------------------------------------------------------------------
+# Module games: one golden file per module and one with all four, each holding
+# a seeded 2, 3 and 4 player game. Every step records the player, phase, legal
+# ids, the action (id and words) and the state fields it changed, so a change
+# to the layout, dealing, legality or any effect shows up as a diff.
+
+MODULE_GOLDENS = {
+    "cities": ("cities",),
+    "trading_posts": ("trading_posts",),
+    "orient": ("orient",),
+    "strongholds": ("strongholds",),
+    "all": st.MODULE_NAMES,
+}
+#: Turn cap of the module games: long enough for purchases, effects and cities, short enough to diff fast.
+MODULE_MAX_TURNS = 90
+
+
+def _module_golden(name: str) -> Path:
+    return Path(__file__).parent / "golden" / f"playthrough_modules_{name}.txt"
+
+
+def _module_policy(rng: np.random.Generator, legal: list[int]) -> int:
+    """Random legal action, buying (base or Orient) four times in five when a purchase is legal,
+    so the short games reach purchases, effects, cities and conquests."""
+    from splendor_env import actions as ac
+
+    buys = [
+        a
+        for a in legal
+        if ac.BUY_MARKET <= a < ac.DISCARD or ac.BUY_OMARKET <= a < ac.PAIR_TARGET or a > ac.CONQUEST
+    ]
+    if buys and rng.random() < 0.8:
+        return int(rng.choice(buys))
+    return int(rng.choice(legal))
+
+
+def module_playthrough(name: str) -> str:
+    from splendor_env import rules
+    from splendor_env.actions import describe, num_actions
+
+    mods = MODULE_GOLDENS[name]
+    lines = [
+        f"# Splendor golden playthrough, modules {list(mods)}: new_state(n, seed=100+n, max_turns="
+        f"{MODULE_MAX_TURNS}), buy-biased random policy from numpy default_rng(n).",
+        "# step player phase legal=[ids] -> action: words | changed state fields addr=value",
+    ]
+    for n in (2, 3, 4):
+        s = st.new_state(n, seed=100 + n, max_turns=MODULE_MAX_TURNS, modules=mods)
+        rng = np.random.default_rng(n)
+        mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
+        lines += ["", f"## {n} players", "state " + " ".join(map(str, s.tolist()))]
+        step = 0
+        while not rules.is_over(s):
+            rules.legal_mask(s, mask)
+            legal = np.flatnonzero(mask).tolist()
+            action = _module_policy(rng, legal)
+            text = describe(action, s)
+            phase = st.PHASE_NAMES[s[st.PHASE]]
+            before = s.copy()
+            rules.apply_action(s, action)
+            changed = np.flatnonzero(before != s)
+            delta = " ".join(f"{i}={s[i]}" for i in changed)
+            lines.append(f"{step} p{before[st.CURRENT]} {phase} legal={legal} -> {action}: {text} | {delta}")
+            step += 1
+        lines.append(
+            f"end {st.PHASE_NAMES[s[st.PHASE]]} turn {s[st.TURN]} winners "
+            f"{np.flatnonzero(s[st.OUTCOME : st.OUTCOME + n]).tolist()}"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("name", list(MODULE_GOLDENS))
+def test_module_golden_playthrough(name: str) -> None:
+    text = module_playthrough(name)
+    golden = _module_golden(name)
+    if os.environ.get("SPLENDOR_REGEN_GOLDEN") == "1":
+        golden.write_text(text, encoding="utf-8")
+        pytest.skip(f"regenerated {golden}")
+    assert golden.exists(), f"missing {golden}; generate it with SPLENDOR_REGEN_GOLDEN=1"
+    expected = golden.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "\n".join(
+            list(
+                difflib.unified_diff(
+                    expected.splitlines(), text.splitlines(), "golden", "now", lineterm="", n=1
+                )
+            )[:40]
+        )
+        pytest.fail(f"playthrough differs from {golden.name}:\n{diff}")
+
+
 def test_playthrough_is_deterministic() -> None:
     assert playthrough() == playthrough()
 
