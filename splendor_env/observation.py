@@ -18,6 +18,11 @@ the base part first, with its layout unchanged, then the module sections of
 of a disabled module stay zero). Orient cards carry ``ORIENT_FEATURES`` after
 their 16 base numbers; a pair card's colour one-hot shows its host's colour
 once attached.
+
+``cards_per_colour`` (4 seats x 5 colours, observer first) counts each seat's
+purchased cards per colour the way the sacrifice rule does: a double-bonus card
+is one card, a pair card counts in its host's colour. With bonuses alone a
+player could not tell whether an opponent can pay a sacrifice.
 """
 
 from __future__ import annotations
@@ -295,6 +300,8 @@ _mfields += [
     ("pending_free_level", 3),
     ("pending_sacrifice_left", 1),
     ("pending_excluded_colour", 5),
+    # Appended sections (the observation only grows at the end).
+    ("cards_per_colour", MAX_PLAYERS * 5),
 ]
 MODULE_OBS_LAYOUT: tuple[tuple[str, int, int], ...] = tuple(
     (name, OBS_DIM + sum(sz for _, sz in _mfields[:i]), size) for i, (name, size) in enumerate(_mfields)
@@ -314,6 +321,7 @@ O_PDRAWN = _MOFF["pending_drawn_cards"]
 O_PFREE = _MOFF["pending_free_level"]
 O_PSAC = _MOFF["pending_sacrifice_left"]
 O_PEXCL = _MOFF["pending_excluded_colour"]
+O_CARDS_COLOUR = _MOFF["cards_per_colour"]
 M_PRESENT, M_CITY, M_TP, M_SH, M_DG, M_PAIR, M_RES = np.cumsum(
     [0] + [size for _, size in MODULE_SEAT_FIELDS[:-1]]
 ).tolist()
@@ -371,12 +379,17 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
         for k in range(5):
             out[mo + M_TP + k] = (s[TP_HELD + p] >> k) & 1
         out[mo + M_SH] = s[SH_SUPPLY + p]
+        for c in range(5):
+            out[O_CARDS_COLOUR + rel * 5 + c] += s[po + P_BONUS + c]
         for i in range(NUM_ORIENT):
             if s[OCARD_OWNER + i] != p:
                 continue
             card = NUM_CARDS + i
             if ALL_CARD_EFFECT[card] == 1:
                 out[mo + M_DG] += 1.0
+            colour = ALL_CARD_COLOUR[card]
+            if colour >= 0:  # a double-bonus card: one card, two bonuses
+                out[O_CARDS_COLOUR + rel * 5 + colour] -= ALL_CARD_BONUS[card] - 1
             host = s[PAIR_HOST + i]
             if host >= 0:
                 out[mo + M_PAIR + ALL_CARD_COLOUR[host]] += 1.0

@@ -1238,22 +1238,41 @@ def _discard_to_box(s: np.ndarray, p: int, po: int, card: int) -> None:
 
 @njit(cache=True)
 def _pay(s: np.ndarray, p: int, po: int, card: int, use_dg: bool) -> None:
-    """Coloured tokens first; the shortfall in gold units, virtual gold (double gold) before real gold."""
+    """The payment rule with modules; deterministic, and it never spends a token the purchase does not need.
+
+    Gold units first follow the base rule (coloured tokens first, then per colour
+    the shortfall in gold units, each paying ``w`` = 2 gems of one colour with the
+    "gold counts double" trading post, else 1). Then nothing superfluous is paid:
+    a coloured token that a gold unit already covers (an odd shortfall with
+    ``w`` = 2) is kept, and the 2 virtual gold units of a spent double-gold card
+    go first to the shortfall, then replace coloured tokens, colour by colour in
+    colour order, ``w`` tokens per unit. Real gold pays only what virtual gold
+    does not. Example: owing 3 red with 2 red + 1 gold and ``w`` = 2, the player
+    pays 1 red + 1 gold.
+    """
     w = 2 if _tp_has(s, p, TP_GOLD_DOUBLE) else 1
+    paid = np.zeros(5, dtype=np.int32)
     units = 0
     for c in range(5):
         need = ALL_CARD_COST[card, c] - s[po + P_BONUS + c]
         if need > 0:
             have = s[po + P_TOKENS + c]
-            paid = need if need <= have else have
-            s[po + P_TOKENS + c] -= paid
-            s[BANK + c] += paid
-            short = need - paid
-            if short > 0:
-                units += (short + w - 1) // w
+            short = need - have if need > have else 0
+            u = (short + w - 1) // w
+            units += u
+            keep = u * w - short  # gems the gold units overpay: coloured tokens not needed
+            paid[c] = need - short - (keep if keep < need - short else need - short)
+    spare = 0
     if use_dg:
         _discard_to_box(s, p, po, _double_gold_card(s, p))
-        units -= 2 if units >= 2 else units
+        spare = 2 - units if units < 2 else 0
+        units = units - 2 if units >= 2 else 0
+    for c in range(5):
+        while spare > 0 and paid[c] > 0:
+            paid[c] -= w if paid[c] >= w else paid[c]
+            spare -= 1
+        s[po + P_TOKENS + c] -= paid[c]
+        s[BANK + c] += paid[c]
     s[po + P_TOKENS + 5] -= units
     s[BANK + 5] += units
 

@@ -86,11 +86,11 @@ def test_double_gold_card_has_no_bonus_and_pays_two_virtual_gold() -> None:
     assert s[po + st.P_CARDS] == 1, "the spent double-gold card leaves the player's cards"
 
 
-def test_unused_virtual_gold_is_lost_and_real_gold_is_spent_after_it() -> None:
-    target = 25  # 3 white: 2 white tokens + 1 virtual gold; the second virtual gold is lost
+def test_virtual_gold_is_spent_before_tokens_and_real_gold_after_it() -> None:
+    target = 25  # 3 white: 1 white token + 2 virtual gold; no token the purchase does not need
     s = Position(OR).give(0, DOUBLE_GOLD).slot(0, target).tokens(0, white=2, gold=1).build()
     play(s, BUY_DG_MARKET + 0)
-    assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1], "real gold is kept when virtual gold covers the price"
+    assert tokens_of(s, 0) == [1, 0, 0, 0, 0, 1], "virtual gold covers 2 of the 3 white: one white is kept"
     # 4 short: 2 virtual + 2 real gold.
     s = Position(OR, num_players=4).give(0, DOUBLE_GOLD).slot(4, 63).tokens(0, red=2, gold=3).build()
     play(s, BUY_DG_MARKET + 4)  # 63 costs 6 red
@@ -239,3 +239,31 @@ def test_orient_actions_are_masked_without_the_module() -> None:
     assert rules.illegal_reason(s, RESERVE_OMARKET) == rules.R_MODULE_OFF
     assert all(a < 72 for a in legal(s))
     assert TAKE3 in legal(s)
+
+
+def test_double_gold_payment_never_spends_an_unneeded_token() -> None:
+    target = 25  # costs 3 white
+    # 3 short: both virtual gold, then 1 real gold; the white token is not touched.
+    s = Position(OR).give(0, DOUBLE_GOLD).slot(0, target).tokens(0, gold=2).build()
+    play(s, BUY_DG_MARKET + 0)
+    assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1]
+    # 1 short with 2 white: one virtual gold for the shortfall, the other replaces a white token.
+    s = Position(OR).give(0, DOUBLE_GOLD).slot(0, target).tokens(0, white=2).build()
+    play(s, BUY_DG_MARKET + 0)
+    assert tokens_of(s, 0) == [1, 0, 0, 0, 0, 0]
+
+
+def test_observation_counts_cards_per_colour_not_bonuses() -> None:
+    """A double-bonus card is one card (two bonuses); a pair card counts in its host's colour."""
+    import numpy as np
+
+    from splendor_env.observation import O_CARDS_COLOUR, OBS_DIM_ALL, observe
+
+    black, red, red2 = base_cards(BLACK)[0], base_cards(RED)[0], base_cards(RED)[1]
+    s = Position(OR).give(0, black, red, DOUBLE_BONUS_BLACK).pair(0, PAIR, red).give(1, red2).build()
+    assert bonus_of(s, 0)[BLACK] == 3 and bonus_of(s, 0)[RED] == 2
+    obs = np.zeros(OBS_DIM_ALL, np.float32)
+    observe(s, 1, obs)  # seat 1 observes: its own block first, then seat 0
+    mine, theirs = obs[O_CARDS_COLOUR : O_CARDS_COLOUR + 5], obs[O_CARDS_COLOUR + 5 : O_CARDS_COLOUR + 10]
+    assert theirs.tolist() == [0, 0, 0, 2, 2] and mine.tolist() == [0, 0, 0, 1, 0]
+    # The opponent can pay a "sacrifice 2 red" card: two red cards (one of them the pair).

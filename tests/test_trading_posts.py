@@ -136,6 +136,17 @@ def test_gold_counts_double_when_buying_with_no_change() -> None:
     assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1]
 
 
+def test_gold_counts_double_never_spends_a_token_it_does_not_need() -> None:
+    """Owing 3 white with 2 white + 1 gold: 1 white + 1 gold pays (the second white stays)."""
+    s = Position(TP).slot(0, 25).tokens(0, white=2, gold=1).trading_posts(0, "gold_double").build()
+    play(s, BUY_MARKET + 0)  # 25 costs 3 white
+    assert tokens_of(s, 0) == [1, 0, 0, 0, 0, 0]
+    # An even shortfall uses every coloured token: 3 owed with 1 white -> 1 white + 1 gold.
+    s = Position(TP).slot(0, 25).tokens(0, white=1, gold=2).trading_posts(0, "gold_double").build()
+    play(s, BUY_MARKET + 0)
+    assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1]
+
+
 def test_gold_still_counts_one_for_the_token_limit() -> None:
     s = Position(TP).trading_posts(0, "gold_double").tokens(0, gold=5, white=2, blue=1).build()
     play(s, TAKE3)  # 8 + 3 = 11 tokens
