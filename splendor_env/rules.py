@@ -104,6 +104,7 @@ from .state import (
     FINAL_ROUND,
     MARKET,
     MARKET_SLOTS,
+    ORIENT_SLOTS,
     MAX_PLAYERS,
     MAX_RESERVED,
     MAX_TURNS,
@@ -179,6 +180,9 @@ from .state import (
     slot_deck,
     slot_level,
 )
+
+BASE_SLOTS_N = 3 * MARKET_SLOTS
+assert NUM_SLOTS == BASE_SLOTS_N + 3 * ORIENT_SLOTS
 
 # Reason codes returned by illegal_reason (0 = legal).
 OK = 0
@@ -827,9 +831,12 @@ def _sacrifice_counts(s: np.ndarray, p: int, colour: int) -> tuple[int, int]:
     return pairs, others
 
 
-@njit(cache=True)
-def _buy_reason(s: np.ndarray, p: int, po: int, card: int, use_dg: bool) -> int:
-    """Whether seat ``p`` may buy ``card`` (with or without spending a double-gold card)."""
+@njit(cache=True, inline="always")
+def _buy_reason_with(
+    s: np.ndarray, p: int, po: int, card: int, use_dg: bool, w: int, has_dg: bool, has_bonus: bool
+) -> int:
+    """:func:`_buy_reason` with the buyer's per-turn facts passed in (the mask computes them once):
+    ``w`` gems per gold, whether a double-gold card is held, whether a card with a bonus is owned."""
     eff = ALL_CARD_EFFECT[card]
     if eff == EFFECT_SACRIFICE:
         if use_dg:
@@ -838,12 +845,18 @@ def _buy_reason(s: np.ndarray, p: int, po: int, card: int, use_dg: bool) -> int:
         if pairs + others < ALL_CARD_SAC_COUNT[card]:
             return R_CANNOT_SACRIFICE
         return OK
-    if (eff == EFFECT_PAIR or eff == EFFECT_PAIR_FREE_L1) and not _has_bonus(s, po):
+    if (eff == EFFECT_PAIR or eff == EFFECT_PAIR_FREE_L1) and not has_bonus:
         return R_NO_PAIR_TARGET
-    units = _gold_units(s, p, po, card)
+    units = 0
+    for c in range(5):
+        need = ALL_CARD_COST[card, c] - s[po + P_BONUS + c]
+        if need > 0:
+            short = need - s[po + P_TOKENS + c]
+            if short > 0:
+                units += (short + w - 1) // w
     gold = s[po + P_TOKENS + 5]
     if use_dg:
-        if _double_gold_card(s, p) < 0:
+        if not has_dg:
             return R_NO_DOUBLE_GOLD
         if units == 0:
             return R_DOUBLE_GOLD_NOT_NEEDED
@@ -853,6 +866,14 @@ def _buy_reason(s: np.ndarray, p: int, po: int, card: int, use_dg: bool) -> int:
     if units > gold:
         return R_CANNOT_AFFORD
     return OK
+
+
+@njit(cache=True)
+def _buy_reason(s: np.ndarray, p: int, po: int, card: int, use_dg: bool) -> int:
+    """Whether seat ``p`` may buy ``card`` (with or without spending a double-gold card)."""
+    w = 2 if _tp_has(s, p, TP_GOLD_DOUBLE) else 1
+    has_dg = use_dg and _double_gold_card(s, p) >= 0
+    return _buy_reason_with(s, p, po, card, use_dg, w, has_dg, _has_bonus(s, po))
 
 
 @njit(cache=True)
@@ -1145,27 +1166,115 @@ def _phase_range(phase: int) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _mod_legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
-    """legal_mask for a game with modules: only the blocks of the current phase are examined."""
-    for a in range(mask.shape[0]):
-        mask[a] = 0
-    phase = s[PHASE]
+def _main_mask_mod(s: np.ndarray, p: int, po: int, mask: np.ndarray) -> int:
+    """Legal main actions with modules: the rules of :func:`_main_reason_mod`, with the buyer's
+    facts (gold weight, double-gold card, bonus, reserve count, colours in the bank) computed once
+    and whole blocks skipped when they cannot apply (no Orient, no double-gold card held)."""
+    mods = s[MODULES]
+    sh = (mods & MOD_STRONGHOLDS) != 0
     n = 0
-    if phase == PHASE_MAIN:
-        p = s[CURRENT]
-        po = player_offset(p)
-        for a in range(DISCARD):
-            if _main_reason_mod(s, a, p, po) == OK:
-                mask[a] = 1
+    avail = _available_colours(s)
+    for a in range(TAKE2_SAME):
+        if _take_distinct_reason(s, a, avail) == OK:
+            mask[a] = 1
+            n += 1
+    for c in range(5):
+        if s[BANK + c] >= 4:
+            mask[TAKE2_SAME + c] = 1
+            n += 1
+    can_reserve = _reserved_count(s, po) < MAX_RESERVED
+    if can_reserve:
+        for slot in range(BASE_SLOTS_N):
+            if s[MARKET + slot] >= 0 and not (sh and _sh_blocked(s, slot, p)):
+                mask[RESERVE_MARKET + slot] = 1
                 n += 1
-        if s[MODULES] & MOD_ORIENT:
-            for a in range(RESERVE_OMARKET, PAIR_TARGET):
-                if _main_reason_mod(s, a, p, po) == OK:
-                    mask[a] = 1
+        for lvl in range(3):
+            if s[DECK_COUNT + lvl] > 0:
+                mask[RESERVE_DECK + lvl] = 1
+                n += 1
+    w = 2 if _tp_has(s, p, TP_GOLD_DOUBLE) else 1
+    has_bonus = _has_bonus(s, po)
+    orient = (mods & MOD_ORIENT) != 0
+    has_dg = orient and _double_gold_card(s, p) >= 0
+    for m in range(NUM_SLOTS if orient else BASE_SLOTS_N):
+        card = s[slot_addr(m)]
+        if card < 0 or (sh and _sh_blocked(s, m, p)):
+            continue
+        buy = BUY_MARKET + m if m < BASE_SLOTS_N else BUY_OMARKET + m - BASE_SLOTS_N
+        if _buy_reason_with(s, p, po, card, False, w, has_dg, has_bonus) == OK:
+            mask[buy] = 1
+            n += 1
+        if has_dg and _buy_reason_with(s, p, po, card, True, w, has_dg, has_bonus) == OK:
+            mask[BUY_DG_MARKET + m] = 1
+            n += 1
+    for r in range(MAX_RESERVED):
+        card = s[po + P_RESERVED + r]
+        if card < 0:
+            break
+        if _buy_reason_with(s, p, po, card, False, w, has_dg, has_bonus) == OK:
+            mask[BUY_RESERVED + r] = 1
+            n += 1
+        if has_dg and _buy_reason_with(s, p, po, card, True, w, has_dg, has_bonus) == OK:
+            mask[BUY_DG_RESERVED + r] = 1
+            n += 1
+    if orient and can_reserve:
+        for k in range(3 * 2):
+            m = BASE_SLOTS_N + k
+            if s[slot_addr(m)] >= 0 and not (sh and _sh_blocked(s, m, p)):
+                mask[RESERVE_OMARKET + k] = 1
+                n += 1
+        for lvl in range(3):
+            if s[deck_count_addr(3 + lvl)] > 0:
+                mask[RESERVE_ODECK + lvl] = 1
+                n += 1
+    return n
+
+
+@njit(cache=True)
+def _decision_mask(s: np.ndarray, phase: int, p: int, po: int, mask: np.ndarray) -> int:
+    """Legal answers to a decision phase (not main), written into ``mask`` (cleared by the caller).
+
+    The blocks with many ids are walked only where an answer can be: the
+    stronghold moves from the (at most 3) slots holding the player's
+    strongholds, the sacrifice and pair-host candidates among the player's cards.
+    """
+    n = 0
+    if phase == PHASE_STRONGHOLD:
+        supply = s[SH_SUPPLY + p] > 0
+        for m in range(NUM_SLOTS):
+            if s[slot_addr(m)] < 0 or _sh_blocked(s, m, p):
+                continue
+            if supply:
+                mask[SH_PLACE + m] = 1
+                n += 1
+            for src in range(NUM_SLOTS):
+                if src != m and s[SH_ON + src * MAX_PLAYERS + p] > 0:
+                    mask[SH_MOVE + src * NUM_SLOTS + m] = 1
                     n += 1
-        if n == 0:
-            mask[PASS] = 1
-            n = 1
+        for m in range(NUM_SLOTS):
+            if _stronghold_reason(s, SH_REMOVE + m, p) == OK:
+                mask[SH_REMOVE + m] = 1
+                n += 1
+        return n
+    if phase == PHASE_SACRIFICE_CHOICE:
+        colour = ALL_CARD_SAC_COLOUR[s[PD_SAC_CARD]]
+        pairs, _ = _sacrifice_counts(s, p, colour)
+        for card in range(NUM_ALL_CARDS):
+            if _owner(s, card) != p or card == s[PD_SAC_CARD]:
+                continue
+            if (
+                _card_colour_now(s, card) == colour
+                if _is_pair(card)
+                else (pairs == 0 and ALL_CARD_COLOUR[card] == colour)
+            ):
+                mask[SACRIFICE + card] = 1
+                n += 1
+        return n
+    if phase == PHASE_PAIR_TARGET:
+        for card in range(NUM_ALL_CARDS):
+            if ALL_CARD_COLOUR[card] >= 0 and _owner(s, card) == p:
+                mask[PAIR_TARGET + card] = 1
+                n += 1
         return n
     lo, hi = _phase_range(phase)
     for a in range(lo, hi):
@@ -1173,6 +1282,24 @@ def _mod_legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
             mask[a] = 1
             n += 1
     return n
+
+
+@njit(cache=True)
+def _mod_legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
+    """legal_mask for a game with modules: only the blocks of the current phase are examined."""
+    mask[:] = 0
+    phase = s[PHASE]
+    if phase == PHASE_GAME_OVER or phase == PHASE_TRUNCATED:
+        return 0
+    p = s[CURRENT]
+    po = player_offset(p)
+    if phase == PHASE_MAIN:
+        n = _main_mask_mod(s, p, po, mask)
+        if n == 0:
+            mask[PASS] = 1
+            n = 1
+        return n
+    return _decision_mask(s, phase, p, po, mask)
 
 
 # -- applying actions with modules -------------------------------------------
@@ -1445,6 +1572,7 @@ def _drive(s: np.ndarray) -> None:
     p = s[CURRENT]
     po = player_offset(p)
     mods = s[MODULES]
+    scratch = np.zeros(0, dtype=np.int8)  # mask of a pending decision, allocated when one comes up
     while True:
         stage = s[PD_STAGE]
         if stage == STAGE_EFFECTS:
@@ -1452,12 +1580,14 @@ def _drive(s: np.ndarray) -> None:
             if ph >= 0:
                 s[PHASE] = ph
                 lo, hi = _phase_range(ph)
-                n = 0
-                last = -1
-                for a in range(lo, hi):
-                    if _mod_reason(s, a) == OK:
-                        n += 1
-                        last = a
+                if scratch.shape[0] == 0:
+                    scratch = np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)
+                else:
+                    scratch[lo:hi] = 0
+                n = _decision_mask(s, ph, p, po, scratch)
+                last = hi - 1
+                while n > 0 and scratch[last] == 0:
+                    last -= 1
                 limit = s[PD_SAC_LEFT] if ph == PHASE_SACRIFICE_CHOICE else 1
                 if n == 0:
                     _drop_pending(s, ph)
