@@ -53,6 +53,7 @@ from .state import (
     ALL_SLOTS,
     BANK,
     BOX,
+    CARD_OWNER,
     CITY_ID,
     CITY_OWNER,
     CURRENT,
@@ -62,6 +63,8 @@ from .state import (
     MAX_PLAYERS,
     MAX_RESERVED,
     MAX_TURNS,
+    MOD_ORIENT,
+    MOD_STRONGHOLDS,
     MODULES,
     N_PLAYERS,
     NOBLE_ID,
@@ -96,7 +99,6 @@ from .state import (
     SH_SUPPLY,
     TP_HELD,
     TURN,
-    owner_addr,
     player_offset,
 )
 
@@ -368,8 +370,9 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     phase = s[PHASE]
     if phase > PHASE_TRUNCATED:
         out[O_MPHASE + phase - PHASE_TRUNCATED - 1] = 1.0
+    orient = (mods & MOD_ORIENT) != 0
     for rel in range(n):
-        p = (seat + rel) % n
+        p = seat + rel if seat + rel < n else seat + rel - n
         po = player_offset(p)
         mo = O_MSEATS + rel * MODULE_SEAT_DIM
         out[mo + M_PRESENT] = 1.0
@@ -381,7 +384,7 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
         out[mo + M_SH] = s[SH_SUPPLY + p]
         for c in range(5):
             out[O_CARDS_COLOUR + rel * 5 + c] += s[po + P_BONUS + c]
-        for i in range(NUM_ORIENT):
+        for i in range(NUM_ORIENT if orient else 0):  # no work for a disabled module
             if s[OCARD_OWNER + i] != p:
                 continue
             card = NUM_CARDS + i
@@ -409,9 +412,11 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
             _put_full_card(s, out, O_OMARKET + slot * FULL_CARD_DIM, card)
     for lvl in range(3):
         out[O_ODECKS + lvl] = s[ODECK_COUNT + lvl]
-    for m in range(ALL_SLOTS):
+    if mods & MOD_STRONGHOLDS:
         for rel in range(n):
-            out[O_STRONGHOLDS + m * MAX_PLAYERS + rel] = s[SH_ON + m * MAX_PLAYERS + (seat + rel) % n]
+            q = seat + rel if seat + rel < n else seat + rel - n
+            for m in range(ALL_SLOTS):
+                out[O_STRONGHOLDS + m * MAX_PLAYERS + rel] = s[SH_ON + m * MAX_PLAYERS + q]
     for k in range(CITIES_ON_OFFER):
         city = s[CITY_ID + k]
         if city >= 0 and s[CITY_OWNER + k] < 0:
@@ -421,9 +426,13 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
             for c in range(5):
                 out[off + 2 + c] = CITY_REQ[city, c]
             out[off + 7] = CITY_SAME[city]
-    for card in range(NUM_ALL_CARDS):
-        if s[owner_addr(card)] == BOX:
-            out[O_BOX] += 1.0
+    if orient:  # only the Orient's sacrifice and double-gold cards go to the box
+        boxed = 0
+        for card in range(NUM_CARDS):
+            boxed += s[CARD_OWNER + card] == BOX
+        for i in range(NUM_ORIENT):
+            boxed += s[OCARD_OWNER + i] == BOX
+        out[O_BOX] = boxed
     pending = s[PD_PAIR] if s[PD_PAIR] >= 0 else s[PD_SAC_CARD]
     if pending >= 0:
         _put_full_card(s, out, O_PCARD, pending)

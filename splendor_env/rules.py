@@ -104,7 +104,6 @@ from .state import (
     FINAL_ROUND,
     MARKET,
     MARKET_SLOTS,
-    ORIENT_SLOTS,
     MAX_PLAYERS,
     MAX_RESERVED,
     MAX_TURNS,
@@ -118,6 +117,7 @@ from .state import (
     NOBLE_OWNER,
     NOBLE_SLOTS,
     OCARD_OWNER,
+    ORIENT_SLOTS,
     OUTCOME,
     P_BONUS,
     P_CARDS,
@@ -831,6 +831,19 @@ def _sacrifice_counts(s: np.ndarray, p: int, colour: int) -> tuple[int, int]:
     return pairs, others
 
 
+@njit(cache=True)
+def _cards_of_colour(s: np.ndarray, p: int, po: int, colour: int) -> int:
+    """Cards of ``colour`` seat ``p`` holds, as a sacrifice counts them (pair cards attached to
+    that colour included, a double-bonus card once): its bonus less the second bonus of each
+    double-bonus card, so only the 30 Orient cards are looked at."""
+    n = s[po + P_BONUS + colour]
+    for i in range(ORIENT_LEVEL_SIZE * 3):
+        card = NUM_CARDS + i
+        if ALL_CARD_COLOUR[card] == colour and ALL_CARD_BONUS[card] > 1 and s[OCARD_OWNER + i] == p:
+            n -= ALL_CARD_BONUS[card] - 1
+    return n
+
+
 @njit(cache=True, inline="always")
 def _buy_reason_with(
     s: np.ndarray, p: int, po: int, card: int, use_dg: bool, w: int, has_dg: bool, has_bonus: bool
@@ -841,8 +854,7 @@ def _buy_reason_with(
     if eff == EFFECT_SACRIFICE:
         if use_dg:
             return R_DOUBLE_GOLD_NOT_NEEDED
-        pairs, others = _sacrifice_counts(s, p, ALL_CARD_SAC_COLOUR[card])
-        if pairs + others < ALL_CARD_SAC_COUNT[card]:
+        if _cards_of_colour(s, p, po, ALL_CARD_SAC_COLOUR[card]) < ALL_CARD_SAC_COUNT[card]:
             return R_CANNOT_SACRIFICE
         return OK
     if (eff == EFFECT_PAIR or eff == EFFECT_PAIR_FREE_L1) and not has_bonus:
