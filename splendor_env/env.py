@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils.env_logger import EnvLogger
 
 from . import rules
 from . import snapshot as snap
@@ -267,8 +266,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def step(self, action: Any) -> None:
         self._require_reset("step()")
-        if not self.agents:  # PettingZoo's OrderEnforcingWrapper: a warning, nothing happens
-            EnvLogger.warn_step_after_terminated_truncated()
+        if not self.agents:  # as PettingZoo's OrderEnforcingWrapper: a warning, nothing happens
+            warnings.warn(
+                "step() called after every agent was removed (the game is over); call reset()", stacklevel=2
+            )
             return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
