@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quiet", action="store_true", help="no move log, only results")
     args = parser.parse_args(argv)
     if not 2 <= len(args.agents) <= 4:
-        raise CliError(f"--agents needs 2 to 4 specs (one per seat), got {len(args.agents)}")
+        parser.error(f"--agents needs 2 to 4 specs (one per seat), got {len(args.agents)}")
     if args.games < 1:
         raise CliError(f"--games must be >= 1, got {args.games}")
     if not 0 <= args.seed <= 2**62:
