@@ -27,10 +27,10 @@ class Agent:
     needs_state: ClassVar[bool] = False
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def seed(self, seed: int | None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         raise NotImplementedError
@@ -45,9 +45,22 @@ class Agent:
         return f"{type(self).__name__}()"
 
 
-def check_mask(action_mask: np.ndarray) -> np.ndarray:
-    """Indices of the legal actions; a clear error for an all-zero mask."""
-    legal = np.flatnonzero(action_mask)
+def check_seed(seed: object) -> int | None:
+    """An agent seed: ``None`` or an int >= 0 (what numpy's generators accept), named when wrong."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"agent seed must be None or an int >= 0, got {seed!r}")
+    return int(seed)
+
+
+def check_mask(action_mask: np.ndarray, size: int | None = None) -> np.ndarray:
+    """Indices of the legal actions; a clear error for an all-zero mask or one of the wrong length."""
+    mask = np.asarray(action_mask)
+    if mask.ndim != 1 or (size is not None and mask.shape[0] != size):
+        want = f"({size},)" if size is not None else "1-D"
+        raise ValueError(f"action_mask must have shape {want}, got {mask.shape}")
+    legal = np.flatnonzero(mask)
     if legal.size == 0:
         raise ValueError(
             "action_mask has no legal action: is this agent on move, and is the game still running?"

@@ -373,7 +373,7 @@ class GreedyAgent(Agent):
         return np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        check_mask(action_mask)
+        check_mask(action_mask, NUM_ACTIONS)
         obs = np.asarray(observation, dtype=np.float32)
         if obs.shape != (OBS_DIM,):
             raise ValueError(f"observation must have shape ({OBS_DIM},), got {obs.shape}")
@@ -382,7 +382,9 @@ class GreedyAgent(Agent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks, dtype=np.int8)
-        if masks.ndim != 2 or not masks.any(axis=1).all():
+        if masks.ndim != 2 or masks.shape[1] != NUM_ACTIONS:
+            raise ValueError(f"action_masks must have shape (B, {NUM_ACTIONS}), got {masks.shape}")
+        if not masks.any(axis=1).all():
             raise ValueError("every row of action_masks needs at least one legal action")
         obs = np.ascontiguousarray(observations, dtype=np.float32)
         return _heuristic_batch(obs, np.ascontiguousarray(masks), self._stream(), 1e-6)

@@ -301,7 +301,7 @@ class MCTSAgent(Agent):
         )
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        legal = check_mask(action_mask)
+        legal = check_mask(action_mask, NUM_ACTIONS)
         if state is None:
             raise ValueError(
                 "MCTSAgent needs state=: a state determinised for the acting seat "

@@ -129,7 +129,24 @@ def load_model(path: str | Path) -> Any:
         p = p.with_suffix(p.suffix + ".zip")
     if not p.is_file():
         raise FileNotFoundError(f"PPO model file not found: {str(path)!r} (expected a MaskablePPO .zip)")
-    return MaskablePPO.load(p, device="cpu")
+    try:
+        model = MaskablePPO.load(p, device="cpu")
+    except Exception as exc:  # noqa: BLE001 - zipfile, torch and SB3 each raise their own kind
+        detail = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"PPO model {str(p)!r} is not a readable MaskablePPO .zip: {detail}") from exc
+    check_model_spaces(model, str(p))
+    return model
+
+
+def check_model_spaces(model: Any, name: str = "model") -> None:
+    """Refuse at load time a model made for another observation size or action count."""
+    obs_shape = getattr(model.observation_space, "shape", None)
+    n_actions = getattr(model.action_space, "n", None)
+    if obs_shape != (OBS_DIM,) or n_actions != NUM_ACTIONS:
+        raise ValueError(
+            f"PPO model {name!r} expects observations of shape {obs_shape} and {n_actions} actions; "
+            f"this env gives ({OBS_DIM},) and {NUM_ACTIONS} (a base-game model is needed)"
+        )
 
 
 class PPOAgent(Agent):
@@ -172,7 +189,7 @@ class PPOAgent(Agent):
         return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        check_mask(action_mask)
+        check_mask(action_mask, NUM_ACTIONS)
         return int(self.act_batch(observation[None], np.asarray(action_mask)[None])[0])
 
     def __repr__(self) -> str:

@@ -25,6 +25,7 @@ Version history: 0.1.0 first release (base game); 0.2.0 Cities of Splendor modul
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, fields
 from typing import Any
@@ -34,12 +35,17 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from . import rules
+from . import snapshot as snap
 from . import state as st
 from .actions import describe, num_actions
 from .observation import obs_dim, observe
 from .render import render_text
 
 OBS_HIGH = 127.0
+#: Largest turn cap: the state array holds it as an int32.
+MAX_TURNS_LIMIT = 2**31 - 1
+#: Range of ``shaping_scale`` (reward per prestige point; the terminal reward is +-1).
+SHAPING_RANGE = (0.0, 1.0)
 
 
 class IllegalActionError(ValueError):
@@ -59,14 +65,28 @@ class EnvConfig:
 
     def __post_init__(self) -> None:
         st.validate_setup_args(self.num_players, 0, self.max_turns)
+        if self.max_turns > MAX_TURNS_LIMIT:
+            raise ValueError(f"max_turns must be in 1..{MAX_TURNS_LIMIT} (an int32), got {self.max_turns}")
         bits = st.parse_modules(self.modules)
         object.__setattr__(self, "modules", st.module_names(bits))
         if self.reward_mode not in ("terminal", "shaped"):
             raise ValueError(f"reward_mode must be 'terminal' or 'shaped', got {self.reward_mode!r}")
         for name in ("shaping_scale", "illegal_reward"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, float, np.integer, np.floating)
+            ):
                 raise TypeError(f"{name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        lo, hi = SHAPING_RANGE
+        if not lo <= self.shaping_scale <= hi:
+            raise ValueError(
+                f"shaping_scale must be in {lo}..{hi} (reward per prestige point), got {self.shaping_scale}"
+            )
+        if self.illegal_reward > 0:
+            raise ValueError(f"illegal_reward is a penalty and must be <= 0, got {self.illegal_reward}")
 
     @property
     def module_bits(self) -> int:
@@ -152,37 +172,44 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         view.flags.writeable = False
         return view
 
+    def _require_reset(self, what: str) -> None:
+        if not self._has_reset:
+            raise RuntimeError(f"{what} called before reset() (or restore())")
+
     def state(self) -> np.ndarray:
         """Copy of the full state array (global, hidden information included)."""
+        self._require_reset("state()")
         return self._state.copy()
 
     def snapshot(self) -> dict[str, Any]:
-        """JSON-serialisable snapshot of the whole game (see :func:`splendor_env.state.to_dict`)."""
-        return st.to_dict(self._state)
+        """JSON-serialisable snapshot of the whole game (see :func:`splendor_env.snapshot.to_dict`)."""
+        self._require_reset("snapshot()")
+        return snap.to_dict(self._state)
 
     def restore(self, snapshot: dict[str, Any] | np.ndarray) -> None:
-        """Continue from a snapshot dict (or a state array); validated first."""
-        s = st.from_dict(snapshot) if isinstance(snapshot, dict) else np.array(snapshot, dtype=np.int32)
-        if s.ndim == 1 and s.size > st.MODULES and int(s[st.MODULES]) != self._modules:
-            raise ValueError(
-                f"snapshot has modules {st.module_names(int(s[st.MODULES]))}, this env {self.config.modules}"
+        """Continue from a snapshot dict (or a state array), validated first.
+
+        A refused snapshot raises :class:`splendor_env.SnapshotError` (a
+        ``ValueError``) naming the field, and leaves the env exactly as it was.
+        """
+        s = snap.from_dict(snapshot) if isinstance(snapshot, dict) else snap.from_array(snapshot)
+        if int(s[st.MODULES]) != self._modules:
+            raise snap.SnapshotError(
+                f'snapshot["modules"]: snapshot has modules {list(st.module_names(int(s[st.MODULES])))}, '
+                f"this env {list(self.config.modules)}"
             )
-        size = st.state_size(self._modules)
-        if s.shape != (size,):
-            raise ValueError(f"state array must have shape ({size},), got {s.shape}")
         if int(s[st.N_PLAYERS]) != self.config.num_players:
-            raise ValueError(
-                f"snapshot is a {int(s[st.N_PLAYERS])}-player game, this env has {self.config.num_players}"
+            raise snap.SnapshotError(
+                f'snapshot["num_players"]: snapshot is a {int(s[st.N_PLAYERS])}-player game, '
+                f"this env has {self.config.num_players}"
             )
-        problems = st.check_invariants(s)
-        if problems:
-            raise ValueError("inconsistent state: " + "; ".join(problems))
         self._reset_bookkeeping()
         self._state[:] = s
         self._sync_after_step(prev_prestige=None, actor=None)
 
     def describe_action(self, action: int) -> str:
         """The action id in words, naming the card it concerns in the current state."""
+        self._require_reset("describe_action()")
         return describe(self._check_range(_as_action_id(action, self._n_actions)), self._state)
 
     # -- AEC API --------------------------------------------------------
@@ -215,8 +242,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._illegal_ended = False
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if not self._has_reset:
-            raise RuntimeError("observe() called before reset()")
+        self._require_reset("observe()")
+        if agent not in self._seat:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
         seat = self._seat[agent]
         obs = np.empty(self._obs_dim, dtype=np.float32)
         observe(self._state, seat, obs)
@@ -229,9 +257,20 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             raise IllegalActionError(f"action id {a} is out of range: valid ids are 0..{self._n_actions - 1}")
         return a
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()``, with clear errors before reset and once every agent is removed."""
+        self._require_reset("last()")
+        if not self.agents:
+            raise RuntimeError("last() called after every agent was removed (the game is over); call reset()")
+        return super().last(observe)
+
     def step(self, action: Any) -> None:
-        if not self._has_reset:
-            raise RuntimeError("step() called before reset()")
+        self._require_reset("step()")
+        if not self.agents:  # as PettingZoo's OrderEnforcingWrapper: a warning, nothing happens
+            warnings.warn(
+                "step() called after every agent was removed (the game is over); call reset()", stacklevel=2
+            )
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -69,7 +69,6 @@ from .cards import (
     NUM_ORIENT,
     ORIENT_LEVEL_SIZE,
     ORIENT_OFFSETS,
-    TOKEN_COLOURS,
     TP_POINTS,
     TRADING_POSTS,
 )
@@ -444,11 +443,7 @@ def validate_setup_args(num_players: Any, seed: Any, max_turns: Any) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Snapshots: state array <-> JSON-serialisable dict
-
-
-def _tokens(arr: np.ndarray) -> dict[str, int]:
-    return {name: int(v) for name, v in zip(TOKEN_COLOURS, arr, strict=False)}
+# Derived fields and invariants (snapshots live in splendor_env/snapshot.py)
 
 
 def _owners(s: np.ndarray) -> np.ndarray:
@@ -456,245 +451,6 @@ def _owners(s: np.ndarray) -> np.ndarray:
     if s[MODULES] == 0:
         return s[CARD_OWNER : CARD_OWNER + NUM_CARDS]
     return np.concatenate([s[CARD_OWNER : CARD_OWNER + NUM_CARDS], s[OCARD_OWNER : OCARD_OWNER + NUM_ORIENT]])
-
-
-def to_dict(s: np.ndarray) -> dict[str, Any]:
-    """Full, JSON-serialisable snapshot of a game (hidden information included).
-
-    ``decks`` lists each level's remaining cards bottom first (the last id is
-    the top card). ``from_dict(to_dict(s))`` reproduces ``s`` exactly. A game
-    with modules has the extra keys ``modules``, ``orient_market``,
-    ``orient_decks``, ``cities``, ``strongholds``, ``boxed``, ``pending`` and,
-    per player, ``pairs``, ``trading_posts`` and ``stronghold_supply``.
-    """
-    n = int(s[N_PLAYERS])
-    mods = int(s[MODULES])
-    owners = _owners(s)
-    players = []
-    for p in range(n):
-        po = PLAYERS + p * PLAYER_SIZE
-        reserved = [
-            {"card": int(s[po + P_RESERVED + r]), "blind": bool(s[po + P_RESERVED_BLIND + r])}
-            for r in range(MAX_RESERVED)
-            if s[po + P_RESERVED + r] >= 0
-        ]
-        entry = {
-            "tokens": _tokens(s[po + P_TOKENS : po + P_TOKENS + 6]),
-            "bonuses": _tokens(s[po + P_BONUS : po + P_BONUS + 5]),
-            "prestige": int(s[po + P_PRESTIGE]),
-            "purchased": [int(c) for c in np.flatnonzero(owners == p)],
-            "nobles": [int(s[NOBLE_ID + k]) for k in range(NOBLE_SLOTS) if s[NOBLE_OWNER + k] == p],
-            "reserved": reserved,
-        }
-        if mods:
-            entry["pairs"] = {
-                str(NUM_CARDS + i): int(s[PAIR_HOST + i])
-                for i in range(NUM_ORIENT)
-                if s[OCARD_OWNER + i] == p and s[PAIR_HOST + i] >= 0
-            }
-            entry["trading_posts"] = [name for k, name in enumerate(TRADING_POSTS) if s[TP_HELD + p] >> k & 1]
-            entry["stronghold_supply"] = int(s[SH_SUPPLY + p])
-        players.append(entry)
-    d = {
-        "num_players": n,
-        "current_player": int(s[CURRENT]),
-        "phase": PHASE_NAMES[s[PHASE]],
-        "turn": int(s[TURN]),
-        "final_round": bool(s[FINAL_ROUND]),
-        "consecutive_passes": int(s[PASSES]),
-        "max_turns": int(s[MAX_TURNS]),
-        "bank": _tokens(s[BANK : BANK + 6]),
-        "market": [
-            [int(s[MARKET + lvl * MARKET_SLOTS + k]) for k in range(MARKET_SLOTS)] for lvl in range(3)
-        ],
-        "decks": [
-            [int(c) for c in s[DECK + lvl * DECK_CAPACITY : DECK + lvl * DECK_CAPACITY + s[DECK_COUNT + lvl]]]
-            for lvl in range(3)
-        ],
-        "nobles": [
-            {
-                "noble": int(s[NOBLE_ID + k]),
-                "owner": None if s[NOBLE_OWNER + k] < 0 else int(s[NOBLE_OWNER + k]),
-            }
-            for k in range(NOBLE_SLOTS)
-            if s[NOBLE_ID + k] >= 0
-        ],
-        "players": players,
-        "winners": [p for p in range(n) if s[OUTCOME + p]],
-    }
-    if mods:
-        d["modules"] = list(module_names(mods))
-        d["orient_market"] = [
-            [int(s[OMARKET + lvl * ORIENT_SLOTS + k]) for k in range(ORIENT_SLOTS)] for lvl in range(3)
-        ]
-        d["orient_decks"] = [
-            [int(c) for c in s[deck_addr(3 + lvl) : deck_addr(3 + lvl) + s[ODECK_COUNT + lvl]]]
-            for lvl in range(3)
-        ]
-        d["cities"] = [
-            {"city": int(s[CITY_ID + k]), "owner": None if s[CITY_OWNER + k] < 0 else int(s[CITY_OWNER + k])}
-            for k in range(CITIES_ON_OFFER)
-            if s[CITY_ID + k] >= 0
-        ]
-        d["strongholds"] = [
-            [m, q, int(s[SH_ON + m * MAX_PLAYERS + q])]
-            for m in range(ALL_SLOTS)
-            for q in range(MAX_PLAYERS)
-            if s[SH_ON + m * MAX_PLAYERS + q]
-        ]
-        d["boxed"] = [int(c) for c in np.flatnonzero(owners == BOX)]
-        d["pending"] = {name: int(s[addr]) for name, addr in _PENDING_FIELDS}
-    return d
-
-
-_PENDING_FIELDS = (
-    ("stage", PD_STAGE),
-    ("sacrifice_card", PD_SAC_CARD),
-    ("sacrifice_left", PD_SAC_LEFT),
-    ("pair_card", PD_PAIR),
-    ("free_level", PD_FREE_LEVEL),
-    ("trading_post_token", PD_TP_TOKEN),
-    ("extra_token_excluded", PD_EXTRA_EXCL),
-    ("stronghold_action", PD_SH),
-    ("refill_slots", PD_REFILL),
-    ("conquest_done", PD_CONQ),
-    ("drawn_0", PD_DRAWN0),
-    ("drawn_1", PD_DRAWN1),
-    ("drawn_deck", PD_DRAWN_DECK),
-)
-
-
-def _as_int(value: Any) -> int:
-    """An integer field of a snapshot: ints only (no bools, strings or floats), so typos fail loudly."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"malformed state snapshot: expected an integer, got {value!r}")
-    return int(value)
-
-
-def from_dict(d: dict[str, Any]) -> np.ndarray:
-    """Rebuild a state array from a :func:`to_dict` snapshot, checking it.
-
-    Derived fields (bonuses, prestige, card counts) are recomputed from the
-    purchased cards, pairs, nobles and trading posts, so a hand-edited snapshot
-    cannot contradict itself. Raises ``ValueError`` naming the first problem found.
-    """
-    try:
-        n = _as_int(d["num_players"])
-        validate_setup_args(n, 0, _as_int(d.get("max_turns", DEFAULT_MAX_TURNS)))
-        mods = parse_modules(d.get("modules", ()))
-        s = np.zeros(state_size(mods), dtype=np.int32)
-        s[N_PLAYERS] = n
-        s[MODULES] = mods
-        s[CURRENT] = _as_int(d.get("current_player", 0))
-        if not 0 <= s[CURRENT] < n:
-            raise ValueError(f"current_player {s[CURRENT]} is not a seat of a {n}-player game")
-        phase = d.get("phase", "main")
-        if phase not in PHASE_NAMES:
-            raise ValueError(f"unknown phase {phase!r}; expected one of {PHASE_NAMES}")
-        if not mods and PHASE_NAMES.index(phase) > PHASE_TRUNCATED:
-            raise ValueError(f"phase {phase!r} exists only with modules")
-        s[PHASE] = PHASE_NAMES.index(phase)
-        s[TURN] = _as_int(d.get("turn", 0))
-        s[FINAL_ROUND] = int(bool(d.get("final_round", False)))
-        s[PASSES] = _as_int(d.get("consecutive_passes", 0))
-        s[MAX_TURNS] = _as_int(d.get("max_turns", DEFAULT_MAX_TURNS))
-        s[BANK : BANK + 6] = [_as_int(d["bank"][c]) for c in TOKEN_COLOURS]
-        s[MARKET : MARKET + 12] = -1
-        s[DECK : DECK + 3 * DECK_CAPACITY] = -1
-        for lvl in range(3):
-            row = d["market"][lvl]
-            if len(row) != MARKET_SLOTS:
-                raise ValueError(f"market level {lvl + 1} must have {MARKET_SLOTS} slots, got {len(row)}")
-            s[MARKET + lvl * MARKET_SLOTS : MARKET + (lvl + 1) * MARKET_SLOTS] = row
-            deck = d["decks"][lvl]
-            if len(deck) > DECK_CAPACITY:
-                raise ValueError(f"deck level {lvl + 1} holds too many cards")
-            s[DECK_COUNT + lvl] = len(deck)
-            s[DECK + lvl * DECK_CAPACITY : DECK + lvl * DECK_CAPACITY + len(deck)] = deck
-        s[NOBLE_ID : NOBLE_ID + NOBLE_SLOTS] = -1
-        s[NOBLE_OWNER : NOBLE_OWNER + NOBLE_SLOTS] = -1
-        for k, entry in enumerate(d["nobles"]):
-            s[NOBLE_ID + k] = _as_int(entry["noble"])
-            s[NOBLE_OWNER + k] = -1 if entry.get("owner") is None else _as_int(entry["owner"])
-        s[CARD_OWNER : CARD_OWNER + NUM_CARDS] = -1
-        if mods:
-            _module_fields_from_dict(s, d, n)
-        if len(d["players"]) != n:
-            raise ValueError(f"{n}-player game needs {n} player entries, got {len(d['players'])}")
-        for p, pl in enumerate(d["players"]):
-            po = PLAYERS + p * PLAYER_SIZE
-            s[po + P_TOKENS : po + P_TOKENS + 6] = [_as_int(pl["tokens"][c]) for c in TOKEN_COLOURS]
-            for c in pl.get("purchased", []):
-                c = _as_int(c)
-                if not 0 <= c < (NUM_ALL_CARDS if mods else NUM_CARDS):
-                    raise ValueError(f"player {p}: card id {c} out of range")
-                s[owner_addr(c)] = p
-            s[po + P_RESERVED : po + P_RESERVED + MAX_RESERVED] = -1
-            if len(pl.get("reserved", [])) > MAX_RESERVED:
-                raise ValueError(f"player {p} holds more than {MAX_RESERVED} reserved cards")
-            for r, res in enumerate(pl.get("reserved", [])):
-                s[po + P_RESERVED + r] = _as_int(res["card"])
-                s[po + P_RESERVED_BLIND + r] = int(bool(res.get("blind", False)))
-            if mods:
-                for card, host in pl.get("pairs", {}).items():
-                    s[PAIR_HOST + int(card) - NUM_CARDS] = _as_int(host)  # JSON object keys are strings
-                tps = pl.get("trading_posts", [])
-                for name in tps:
-                    s[TP_HELD + p] |= 1 << TRADING_POSTS.index(name)
-                s[SH_SUPPLY + p] = _as_int(pl.get("stronghold_supply", 0))
-        for p in range(MAX_PLAYERS):
-            if p >= n:
-                s[
-                    PLAYERS + p * PLAYER_SIZE + P_RESERVED : PLAYERS
-                    + p * PLAYER_SIZE
-                    + P_RESERVED
-                    + MAX_RESERVED
-                ] = -1
-        for p in d.get("winners", []):
-            if not 0 <= _as_int(p) < n:
-                raise ValueError(f"winner {p} is not a seat of a {n}-player game")
-            s[OUTCOME + _as_int(p)] = 1
-    except (KeyError, TypeError, IndexError) as exc:
-        raise ValueError(f"malformed state snapshot: {exc!r}") from exc
-    recompute_derived(s)
-    problems = check_invariants(s)
-    if problems:
-        raise ValueError("inconsistent state snapshot: " + "; ".join(problems))
-    return s
-
-
-def _module_fields_from_dict(s: np.ndarray, d: dict[str, Any], n: int) -> None:
-    s[OMARKET:STATE_SIZE_ALL] = 0
-    s[OMARKET : OMARKET + 3 * ORIENT_SLOTS] = -1
-    s[ODECK : ODECK + 3 * ORIENT_LEVEL_SIZE] = -1
-    s[OCARD_OWNER : OCARD_OWNER + NUM_ORIENT] = -1
-    s[PAIR_HOST : PAIR_HOST + NUM_ORIENT] = -1
-    s[CITY_ID : CITY_ID + CITIES_ON_OFFER] = -1
-    s[CITY_OWNER : CITY_OWNER + CITIES_ON_OFFER] = -1
-    for lvl in range(3):
-        row = d.get("orient_market", [[-1] * ORIENT_SLOTS] * 3)[lvl]
-        if len(row) != ORIENT_SLOTS:
-            raise ValueError(f"orient market level {lvl + 1} must have {ORIENT_SLOTS} slots")
-        s[OMARKET + lvl * ORIENT_SLOTS : OMARKET + (lvl + 1) * ORIENT_SLOTS] = row
-        deck = d.get("orient_decks", [[], [], []])[lvl]
-        if len(deck) > ORIENT_LEVEL_SIZE:
-            raise ValueError(f"orient deck level {lvl + 1} holds too many cards")
-        s[ODECK_COUNT + lvl] = len(deck)
-        s[deck_addr(3 + lvl) : deck_addr(3 + lvl) + len(deck)] = deck
-    cities = d.get("cities", [])
-    if len(cities) > CITIES_ON_OFFER:
-        raise ValueError(f"at most {CITIES_ON_OFFER} cities")
-    for k, entry in enumerate(cities):
-        s[CITY_ID + k] = _as_int(entry["city"])
-        s[CITY_OWNER + k] = -1 if entry.get("owner") is None else _as_int(entry["owner"])
-    for m, q, count in d.get("strongholds", []):
-        s[SH_ON + _as_int(m) * MAX_PLAYERS + _as_int(q)] = _as_int(count)
-    for c in d.get("boxed", []):
-        s[owner_addr(_as_int(c))] = BOX
-    _clear_pending(s)
-    for name, addr in _PENDING_FIELDS:
-        if name in d.get("pending", {}):
-            s[addr] = _as_int(d["pending"][name])
 
 
 def recompute_derived(s: np.ndarray) -> None:
@@ -941,3 +697,12 @@ def _check_module_invariants(s: np.ndarray, n: int, mods: int, owners: np.ndarra
         if s[TP_HELD + q]:
             problems.append(f"absent seat {q} holds trading posts")
     return problems
+
+
+def __getattr__(name: str) -> Any:
+    """``state.to_dict`` / ``state.from_dict`` moved to :mod:`splendor_env.snapshot`; still importable here."""
+    if name in ("to_dict", "from_dict"):
+        from . import snapshot
+
+        return getattr(snapshot, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

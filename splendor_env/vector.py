@@ -115,6 +115,19 @@ def _step(
         legal_mask(s, masks[b])
 
 
+#: Largest ``reset`` seed: auto-reset seeds count up from ``seed + num_envs`` and
+#: must stay below 2**63 (what ``env().reset(seed=...)`` accepts), so any game replays.
+MAX_SEED = 2**62
+
+
+def _check_seed(seed: Any, num_envs: int, name: str) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be an int in 0..{MAX_SEED}, got {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be in 0..{MAX_SEED} (2**62), got {seed}")
+    return int(seed)
+
+
 class VectorEnv:
     """``num_envs`` Splendor games stepped together; see the module docstring.
 
@@ -132,6 +145,13 @@ class VectorEnv:
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if "render_mode" in options:
+            raise ValueError(
+                "VectorEnv does not render (render_mode is an option of splendor_env.env()); "
+                "restore info['final_state'][b] into an env(render_mode='ansi') to see game b"
+            )
+        if seed is not None:
+            _check_seed(seed, int(num_envs), "seed")
         self.config = EnvConfig.from_options({"num_players": num_players, **options})
         self.num_envs = int(num_envs)
         self.num_players = self.config.num_players
@@ -164,8 +184,8 @@ class VectorEnv:
         if seed is None:
             seed = self._seed if not self._has_reset and self._seed is not None else None
         if seed is None:
-            seed = int(np.random.default_rng().integers(0, 2**62))
-        st.validate_setup_args(self.num_players, seed, self.config.max_turns)
+            seed = int(np.random.default_rng().integers(0, MAX_SEED))
+        seed = _check_seed(seed, self.num_envs, "reset(seed=...)")
         seeds = np.arange(seed, seed + self.num_envs, dtype=np.int64)
         _reset_games(self.states, self._all, seeds, self.num_players, self.config.max_turns, self.modules)
         self._next_seed[0] = seed + self.num_envs
@@ -191,14 +211,12 @@ class VectorEnv:
         """
         if not self._has_reset:
             raise RuntimeError("step() called before reset()")
-        ids = self._all if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+        ids = self._all if env_ids is None else self._env_ids(env_ids)
         acts = np.asarray(actions)
         if acts.shape != ids.shape or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(
                 f"actions must be an integer array of shape {ids.shape}, got {acts.dtype} {acts.shape}"
             )
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs or np.unique(ids).size != ids.size):
-            raise ValueError(f"env_ids must be distinct game indices in 0..{self.num_envs - 1}")
         acts = acts.astype(np.int64, copy=False)
         bad = _first_illegal(self.states, self._masks, ids, acts)
         if bad >= 0:
@@ -227,7 +245,7 @@ class VectorEnv:
             self._shaping,
             self.modules,
         )
-        info = {"final_observation": self._final_obs, "final_state": self._final_states}
+        info = {"final_observation": self._out(self._final_obs), "final_state": self._out(self._final_states)}
         return (
             self._out(self._obs),
             self._out(self._masks),
@@ -238,8 +256,26 @@ class VectorEnv:
             info,
         )
 
+    def _env_ids(self, env_ids: Any) -> np.ndarray:
+        """``env_ids`` as distinct int64 game indices; bools, floats, strings, scalars and 2-D refused."""
+        ids = np.asarray(env_ids)
+        if ids.ndim != 1:
+            raise ValueError(f"env_ids must be a 1-D sequence of game indices, got shape {ids.shape}")
+        if ids.size and (ids.dtype == np.bool_ or not np.issubdtype(ids.dtype, np.integer)):
+            raise TypeError(f"env_ids must be integer game indices, got dtype {ids.dtype}")
+        ids = ids.astype(np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs or np.unique(ids).size != ids.size):
+            raise ValueError(
+                f"env_ids must be distinct game indices in 0..{self.num_envs - 1}, got {ids.tolist()}"
+            )
+        return ids
+
     def observe(self, seat: int) -> np.ndarray:
         """Every game seen by seat ``seat`` (``[B, OBS_DIM]``), e.g. for a fixed learner seat."""
+        if not self._has_reset:
+            raise RuntimeError("observe() called before reset()")
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
+            raise TypeError(f"seat must be an int in 0..{self.num_players - 1}, got {seat!r}")
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat must be in 0..{self.num_players - 1}, got {seat}")
         out = np.empty((self.num_envs, self.obs_dim), dtype=np.float32)

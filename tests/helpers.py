@@ -135,7 +135,7 @@ def make_snapshot(
     player_nobles: Mapping[int, Iterable[int]] | None = None,
     current: int = 0,
     phase: str = "main",
-    turn: int = 0,
+    turn: int | None = None,
     final_round: bool = False,
     passes: int = 0,
     max_turns: int = st.DEFAULT_MAX_TURNS,
@@ -236,6 +236,8 @@ def make_snapshot(
     for p in range(num_players):
         d["players"][p]["tokens"] = _as_dict(players_tok[p])
 
+    if turn is None:  # the seat on move is turn % num_players (the last mover once the game is over)
+        turn = current + (1 if phase in ("game_over", "truncated") else 0)
     d.update(
         current_player=current,
         phase=phase,

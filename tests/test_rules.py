@@ -334,6 +334,7 @@ def test_buy_reserved_card_compacts_the_reserve() -> None:
 def with_current(s: np.ndarray, seat: int) -> np.ndarray:
     d = st.to_dict(s)
     d["current_player"] = seat
+    d["turn"] += (seat - d["turn"]) % d["num_players"]  # the seat on move is turn % num_players
     return st.from_dict(d)
 
 
@@ -632,7 +633,7 @@ def test_final_round_completes_and_the_seat_before_the_first_player_plays_last(n
     for seat in range(trigger + 1, n):
         assert phase_of(s) == "main" and s[st.CURRENT] == seat
         s = play(s, reserve_deck(0))
-    assert phase_of(s) == "game_over" and s[st.TURN] == n - trigger
+    assert phase_of(s) == "game_over" and s[st.TURN] == n  # turn `trigger` was the trigger's
     assert st.to_dict(s)["winners"] == [trigger]
 
 

@@ -82,7 +82,7 @@ def test_occupied_card_can_be_bought_or_reserved_only_by_the_occupier() -> None:
     assert rules.illegal_reason(s, BUY_MARKET + 0) == rules.R_OCCUPIED
     assert rules.illegal_reason(s, RESERVE_MARKET + 0) == rules.R_OCCUPIED
     # The occupier reserves it and its strongholds go home.
-    s = pos.set(current_player=1).build()
+    s = pos.set(current_player=1, turn=1).build()
     play(s, RESERVE_MARKET + 0)
     assert supply(s, 1) == 3 and on(s, 0, 1) == 0
 

@@ -25,7 +25,7 @@ import numpy as np
 import agents
 import splendor_env
 from splendor_env.determinize import determinize
-from training.cli import run_cli
+from training.cli import CliError, run_cli
 
 SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
 
@@ -80,6 +80,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not 2 <= len(args.agents) <= 4:
         parser.error(f"--agents needs 2 to 4 specs (one per seat), got {len(args.agents)}")
+    if args.games < 1:
+        raise CliError(f"--games must be >= 1, got {args.games}")
+    if not 0 <= args.seed <= 2**62:
+        raise CliError(f"--seed must be in 0..2**62, got {args.seed}")
     for spec in args.agents:  # fail fast on a bad spec, before any game is played
         agents.make(spec)
     wins = np.zeros(len(args.agents))

@@ -34,7 +34,7 @@ import numpy as np
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.render import render_text
-from training.cli import run_cli
+from training.cli import CliError, run_cli
 
 #: Fields compared by :func:`replay` between the record and the replayed game.
 RESULT_FIELDS = ("prestige", "cards", "winners", "truncated", "turns")
@@ -65,8 +65,8 @@ def write_records(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """Yield the records of a JSON-lines file (blank lines skipped)."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        for lineno, line in enumerate(_lines(fh, path), 1):
             if line.strip():
                 try:
                     yield json.loads(line)
@@ -74,12 +74,44 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
                     raise ValueError(f"{path}:{lineno}: not a JSON record: {exc}") from exc
 
 
+def check_record(record: Any) -> None:
+    """Refuse a record that cannot be replayed, naming the field (before any env is built)."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a record must be a JSON object, got {type(record).__name__}")
+    for key in ("num_players", "seed", "actions"):
+        if key not in record:
+            raise ValueError(f"record field {key!r} is missing")
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if not is_int(record["num_players"]) or record["num_players"] not in (2, 3, 4):
+        raise ValueError(f"record field 'num_players' must be 2, 3 or 4, got {record['num_players']!r}")
+    if not is_int(record["seed"]) or not 0 <= record["seed"] < 2**63:
+        raise ValueError(f"record field 'seed' must be an int in 0..2**63-1, got {record['seed']!r}")
+    max_turns = record.get("max_turns", st.DEFAULT_MAX_TURNS)
+    if not is_int(max_turns) or not 1 <= max_turns < 2**31:
+        raise ValueError(f"record field 'max_turns' must be an int in 1..2**31-1, got {max_turns!r}")
+    actions = record["actions"]
+    if not isinstance(actions, list) or not all(is_int(a) for a in actions):
+        raise ValueError("record field 'actions' must be a list of integer action ids")
+
+
+def _lines(fh: Any, path: str | Path) -> Iterator[str]:
+    try:
+        yield from fh
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a text (JSON-lines) file: {exc.reason} at byte {exc.start}") from None
+
+
 def replay(record: dict[str, Any], render: bool = False) -> tuple[bool, dict[str, Any], str | None]:
     """Replay a record through the AEC env: ``(matches, replayed result, final render or None)``.
 
-    Raises :class:`splendor_env.IllegalActionError` if an action is illegal
-    at its point of the replay (a corrupt record).
+    Raises ``ValueError`` for a malformed record (:func:`check_record`) and
+    :class:`splendor_env.IllegalActionError` if an action is illegal at its
+    point of the replay (a corrupt record).
     """
+    check_record(record)
     n = int(record["num_players"])
     env = raw_env(num_players=n, max_turns=int(record.get("max_turns", st.DEFAULT_MAX_TURNS)))
     env.reset(seed=int(record["seed"]))
@@ -98,14 +130,16 @@ def _replay_cli(args: argparse.Namespace) -> int:
     records = list(read_records(args.file))
     if args.index is not None:
         if not 0 <= args.index < len(records):
-            print(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
-            return 2
+            raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
         chosen = [(args.index, records[args.index])]
     else:
         chosen = list(enumerate(records))
     bad = 0
     for i, rec in chosen:
-        ok, result, text = replay(rec, render=args.render)
+        try:
+            ok, result, text = replay(rec, render=args.render)
+        except ValueError as exc:
+            raise CliError(f"{args.file}: record {i}: {exc}") from exc
         if text:
             print(text)
         status = "ok" if ok else "MISMATCH"
