@@ -79,7 +79,9 @@ class SplendorGymEnv(gym.Env):
         **options: Any,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
+            # TypeError, not ValueError: SB3's make_vec_env asks for "rgb_array" and retries
+            # without a render_mode only on a TypeError.
+            raise TypeError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         if illegal_action not in ("terminate", "raise"):
@@ -159,7 +161,9 @@ class SplendorGymEnv(gym.Env):
             seat = int(game.agent_selection.rsplit("_", 1)[1])
             agent = self._agents[self.seat_agents[seat]]
             obs = game.observe(game.agent_selection)
-            action = int(agent.act(obs["observation"], obs["action_mask"], state=self._opponent_state(agent, seat)))
+            action = int(
+                agent.act(obs["observation"], obs["action_mask"], state=self._opponent_state(agent, seat))
+            )
             game.step(action)
             moves.append((seat, action))
             reward += game.rewards[me]
@@ -245,7 +249,9 @@ class SplendorGymEnv(gym.Env):
     def render(self) -> str | None:
         """The board as the learner sees it (other players' blind reserves hidden)."""
         if self.render_mode is None:
-            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            warnings.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2
+            )
             return None
         text = render_text(self.game.game_state, viewer=self.learner_seat)
         if self.render_mode == "human":

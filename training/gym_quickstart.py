@@ -68,7 +68,9 @@ def win_rate(model: MaskablePPO, games: int, opponent: str = "random", seed: int
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.gym_quickstart", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m training.gym_quickstart", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--steps", type=int, default=2_000_000, help="learner steps (upper bound)")
     parser.add_argument("--minutes", type=float, default=5.0, help="wall-clock training budget (0: none)")
     parser.add_argument("--n-envs", type=int, default=8)
