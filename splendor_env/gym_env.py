@@ -64,6 +64,22 @@ def _build_agent(spec: Any, seed: int) -> Any:
     raise TypeError(f"an opponent must be an agent spec string or an Agent, got {spec!r}")
 
 
+def agent_state(agent: Any, state: np.ndarray, seat: int, rng: np.random.Generator) -> np.ndarray | None:
+    """What ``agent`` may be handed as ``state=`` when ``seat`` is on move.
+
+    ``None`` for agents that do not need a state; the true state for agents that
+    only show their seat's view (``trusted_view``, the human); otherwise a state
+    with everything hidden from ``seat`` resampled (search agents such as MCTS).
+    """
+    if not getattr(agent, "needs_state", False):
+        return None
+    if getattr(agent, "trusted_view", False):
+        return np.array(state, copy=True)
+    from .determinize import determinize
+
+    return determinize(state, seat, rng)
+
+
 class SplendorGymEnv(gym.Env):
     """Splendor for one learner against fixed or pooled opponents; see the module docstring."""
 
@@ -145,14 +161,6 @@ class SplendorGymEnv(gym.Env):
         """This episode's opponent spec per seat."""
         return {s: self._labels[k] for s, k in self.seat_agents.items()}
 
-    def _opponent_state(self, agent: Any, seat: int) -> np.ndarray | None:
-        """Search agents get a state with everything hidden from ``seat`` resampled (as training.play does)."""
-        if not getattr(agent, "needs_state", False):
-            return None
-        from .determinize import determinize
-
-        return determinize(self.game.state(), seat, self.np_random)
-
     def _play_opponents(self) -> tuple[float, list[tuple[int, int]]]:
         """Opponent moves until the learner is on move or the game is over: (learner's reward, moves)."""
         game, me = self.game, f"player_{self.learner_seat}"
@@ -162,7 +170,7 @@ class SplendorGymEnv(gym.Env):
             agent = self._agents[self.seat_agents[seat]]
             obs = game.observe(game.agent_selection)
             action = int(
-                agent.act(obs["observation"], obs["action_mask"], state=self._opponent_state(agent, seat))
+                agent.act(obs["observation"], obs["action_mask"], state=agent_state(agent, game.state(), seat, self.np_random))
             )
             game.step(action)
             moves.append((seat, action))

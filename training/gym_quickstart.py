@@ -19,6 +19,7 @@ import sys
 import time
 
 import gymnasium
+import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
@@ -77,12 +78,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eval-games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", default=None, help="save the trained model here (.zip)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for this small net)")
     args = parser.parse_args(argv)
-    for name in ("steps", "n_envs", "eval_games"):
+    for name in ("steps", "n_envs", "eval_games", "threads"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.minutes < 0:
         raise CliError(f"--minutes must be >= 0, got {args.minutes}")
+    torch.set_num_threads(args.threads)
     start = time.monotonic()
     model = train(args.steps, args.minutes, args.n_envs, args.seed)
     elapsed = time.monotonic() - start
