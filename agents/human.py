@@ -105,7 +105,9 @@ class HumanAgent(Agent):
     #: Shows only what its seat may see, so it may be handed the true state (see the module docstring).
     trusted_view: ClassVar[bool] = True
 
-    def __init__(self, seed: int | None = None, input: TextIO | None = None, output: TextIO | None = None) -> None:
+    def __init__(
+        self, seed: int | None = None, input: TextIO | None = None, output: TextIO | None = None
+    ) -> None:
         super().__init__(seed)
         self._input = input
         self.console = Console(file=output, highlight=False, width=120 if output is not None else None)

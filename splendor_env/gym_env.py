@@ -170,7 +170,11 @@ class SplendorGymEnv(gym.Env):
             agent = self._agents[self.seat_agents[seat]]
             obs = game.observe(game.agent_selection)
             action = int(
-                agent.act(obs["observation"], obs["action_mask"], state=agent_state(agent, game.state(), seat, self.np_random))
+                agent.act(
+                    obs["observation"],
+                    obs["action_mask"],
+                    state=agent_state(agent, game.state(), seat, self.np_random),
+                )
             )
             game.step(action)
             moves.append((seat, action))

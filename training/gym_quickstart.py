@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eval-games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", default=None, help="save the trained model here (.zip)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for this small net)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (1 is fastest for this small net)"
+    )
     args = parser.parse_args(argv)
     for name in ("steps", "n_envs", "eval_games", "threads"):
         if getattr(args, name) < 1:

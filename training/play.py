@@ -31,6 +31,7 @@ import splendor_env
 from agents.human import QuitGame
 from splendor_env.gym_env import agent_state
 from training.cli import run_cli
+from training.records import game_result, write_records
 
 SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
 
@@ -77,7 +78,16 @@ def play_game(
     snapshot = env.snapshot()
     if verbose and render != "none":
         print("\n" + env.render())
-    return {"snapshot": snapshot, "rewards": rewards, "actions": actions}
+    record = {
+        "num_players": len(specs),
+        "seed": seed,
+        "max_turns": env.config.max_turns,
+        "modules": list(env.config.modules),
+        "agents": list(specs),
+        "actions": actions,
+        **game_result(env.game_state),
+    }
+    return {"snapshot": snapshot, "rewards": rewards, "actions": actions, "record": record}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -91,6 +101,11 @@ def main(argv: list[str] | None = None) -> None:
         "--modules", nargs="*", default=[], help=f"Cities of Splendor modules: {splendor_env.MODULE_NAMES}"
     )
     parser.add_argument("--max-turns", type=int, default=None, help="turn cap (default: the env's)")
+    parser.add_argument(
+        "--save-games",
+        default=None,
+        help="write every game as a record (JSON lines) for training.records replay",
+    )
     args = parser.parse_args(argv)
     if not 2 <= len(args.agents) <= 4:
         parser.error(f"--agents needs 2 to 4 specs (one per seat), got {len(args.agents)}")
@@ -100,13 +115,19 @@ def main(argv: list[str] | None = None) -> None:
         raise ValueError(f"--max-turns must be >= 1, got {args.max_turns}")
     splendor_env.EnvConfig(num_players=len(args.agents), modules=tuple(args.modules))  # names a bad module
     wins = np.zeros(len(args.agents))
+    records = []
     for g in range(args.games):
         verbose = not args.quiet and (args.games == 1 or "human" in args.agents)
         try:
-            result = play_game(args.agents, args.seed + g, args.render, verbose, args.max_turns, tuple(args.modules))
+            result = play_game(
+                args.agents, args.seed + g, args.render, verbose, args.max_turns, tuple(args.modules)
+            )
         except QuitGame as exc:
             print(f"game {g} abandoned: {exc}")
             return
+        records.append(result["record"])
+        if args.save_games:  # after every game, so a long session is never lost
+            write_records(args.save_games, records)
         winners = result["snapshot"]["winners"]
         for w in winners:
             wins[w] += 1 / len(winners)
