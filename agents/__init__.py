@@ -6,6 +6,8 @@ Spec strings (``agents.known_specs()`` lists them):
 * ``greedy``: one-ply heuristic on the observation (:mod:`agents.greedy`);
 * ``mcts`` or ``mcts:sims=800,c=1.0``: determinised MCTS (:mod:`agents.mcts`),
   ``key=value`` pairs separated by commas, typed and range-checked;
+* ``human``: a person at the terminal (:mod:`agents.human`; ``input=`` / ``output=``
+  streams may be passed as keyword arguments);
 * ``ppo:path/to/model.zip``: a MaskablePPO checkpoint (:mod:`agents.ppo`,
   imported only when asked for, since it needs torch and sb3-contrib).
 
@@ -34,6 +36,7 @@ _SPECS: dict[str, str] = {
     "greedy": "one-ply heuristic on the observation (agents/greedy.py)",
     "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, noise, rollout, shaping, sims, widen",
     "ppo": "MaskablePPO checkpoint: ppo:path/to/model.zip",
+    "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
 }
 
 
@@ -91,6 +94,12 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
             raise ValueError(f"mcts option(s) {clash} given both in the spec and as keyword arguments")
         options.update(kwargs)
         return MCTSAgent(seed, **options)
+    if name == "human":
+        from .human import HumanAgent
+
+        if rest:
+            raise ValueError(f"agent 'human' takes no options in its spec (got {rest!r})")
+        return HumanAgent(seed, **kwargs)
     if name == "ppo":
         if not rest:
             raise ValueError("the ppo spec needs a checkpoint path: ppo:path/to/model.zip")

@@ -60,3 +60,14 @@ def _register() -> None:
 
 
 _register()
+
+
+def _register_gymnasium() -> None:
+    """Make ``gymnasium.make("splendor_env/Splendor-v0", opponents=...)`` work (the single-agent view)."""
+    import gymnasium
+
+    if "splendor_env/Splendor-v0" not in gymnasium.registry:
+        gymnasium.register(id="splendor_env/Splendor-v0", entry_point="splendor_env.gym_env:SplendorGymEnv")
+
+
+_register_gymnasium()

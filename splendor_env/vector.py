@@ -23,6 +23,9 @@ Conventions (the same observation layout and action table as the AEC env):
   the same ``k``, so any batched game can be replayed in the AEC env.
 * ``step(actions, env_ids=...)`` steps only the listed games (for self-play,
   where different games wait for different players); the others are untouched.
+* Gymnasium's vector attributes: ``num_envs``, ``single_observation_space``,
+  ``single_action_space`` and the batched ``observation_space`` / ``action_space``;
+  ``sample_actions()`` draws one random legal action per game.
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 from numba import njit
 
 from . import state as st
 from .actions import num_actions
-from .env import EnvConfig
+from .env import OBS_HIGH, EnvConfig
 from .observation import obs_dim, observe
 from .rng import rand_below
 from .rules import REASONS, apply_action, illegal_reason, is_over, legal_mask, terminal_rewards
@@ -283,10 +288,49 @@ class VectorEnv:
             observe(self.states[b], seat, out[b])
         return out
 
+    # -- Gymnasium vector conventions ------------------------------------------
+    @property
+    def single_observation_space(self) -> spaces.Box:
+        """One game's observation space, ``Box(0, OBS_HIGH, (obs_dim,), float32)`` (Gymnasium's name)."""
+        return spaces.Box(0.0, OBS_HIGH, (self.obs_dim,), np.float32)
+
+    @property
+    def single_action_space(self) -> spaces.Discrete:
+        """One game's action space, ``Discrete(num_actions)``."""
+        return spaces.Discrete(self.num_actions)
+
+    @property
+    def observation_space(self) -> spaces.Box:
+        """The batched observation space ``[num_envs, obs_dim]``."""
+        return batch_space(self.single_observation_space, self.num_envs)
+
+    @property
+    def action_space(self) -> spaces.MultiDiscrete:
+        """The batched action space (one id per game; most ids are illegal at any time: see the masks)."""
+        return batch_space(self.single_action_space, self.num_envs)
+
+    def sample_actions(self, seed: int | None = None) -> np.ndarray:
+        """One uniformly random *legal* action per game (``int64[num_envs]``), for random play and benchmarks.
+
+        Drawn in compiled code from the venv's own random stream: ``seed``
+        restarts that stream; without it the stream continues (first seeded
+        from the constructor's ``seed``, else at random).
+        """
+        if not self._has_reset:
+            raise RuntimeError("sample_actions() called before reset()")
+        if seed is not None or getattr(self, "_sample_stream", None) is None:
+            if seed is None:
+                seed = self._seed if self._seed is not None else int(np.random.default_rng().integers(2**62))
+            self._sample_stream = np.array([seed], dtype=np.uint64)
+        return sample_legal_actions(self._masks, self._sample_stream)
+
 
 @njit(cache=True)
 def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """One uniformly random legal action per row of ``masks`` (for benchmarks and random play)."""
+    """One uniformly random legal action per row of ``masks``; ``seed_state`` is a ``uint64[1]`` stream.
+
+    The low-level kernel; :meth:`VectorEnv.sample_actions` is the public way to call it.
+    """
     b = masks.shape[0]
     out = np.empty(b, dtype=np.int64)
     for i in range(b):

@@ -6,10 +6,14 @@ Usage::
     python -m training.play --agents mcts greedy random --seed 3
     python -m training.play --agents random random --render every
     python -m training.play --games 20 --render none         # just the results
+    python -m training.play --agents human ppo:models/ppo_2p.zip   # play against the shipped policy
+    python -m training.play --agents human random random --modules cities orient
 
 Each move is printed in words (``describe``); ``--render every`` draws the
 board before every decision, ``final`` (default) only the final board.
-Agents are spec strings understood by :func:`agents.make`.
+Agents are spec strings understood by :func:`agents.make`; ``human`` is you at
+the terminal (:mod:`agents.human`: the board, the legal moves with short codes,
+a prompt that explains a bad entry and asks again; ``q`` abandons the game).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import numpy as np
 
 import agents
 import splendor_env
-from splendor_env.determinize import determinize
+from agents.human import QuitGame
+from splendor_env.gym_env import agent_state
 from training.cli import CliError, run_cli
+from training.records import game_result, write_records
 
 SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
 
@@ -36,11 +42,16 @@ def default_agents() -> list[str]:
 
 
 def play_game(
-    specs: list[str], seed: int, render: str = "final", verbose: bool = True, max_turns: int | None = None
+    specs: list[str],
+    seed: int,
+    render: str = "final",
+    verbose: bool = True,
+    max_turns: int | None = None,
+    modules: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """Play one game through the AEC env; returns the final snapshot and rewards."""
-    options = {} if max_turns is None else {"max_turns": max_turns}
-    env = splendor_env.env(num_players=len(specs), render_mode="ansi", **options)
+    """Play one game through the AEC env; returns the final snapshot, rewards and the actions."""
+    options: dict[str, Any] = {} if max_turns is None else {"max_turns": max_turns}
+    env = splendor_env.env(num_players=len(specs), render_mode="ansi", modules=tuple(modules), **options)
     env.reset(seed=seed)
     players = {
         agent: agents.make(spec, seed=seed * 101 + i)
@@ -48,6 +59,7 @@ def play_game(
     }
     rng = np.random.default_rng(seed)
     rewards: dict[str, float] = {}
+    actions: list[int] = []
     for agent in env.agent_iter():
         obs, reward, term, trunc, _ = env.last()
         if term or trunc:
@@ -57,17 +69,25 @@ def play_game(
         if render == "every" and verbose:
             print(env.render() + "\n")
         policy = players[agent]
-        state = (
-            determinize(env.state(), env.possible_agents.index(agent), rng) if policy.needs_state else None
-        )
-        action = policy.act(obs["observation"], obs["action_mask"], state=state)
+        state = agent_state(policy, env.game_state, env.possible_agents.index(agent), rng)
+        action = int(policy.act(obs["observation"], obs["action_mask"], state=state))
+        actions.append(action)
         if verbose:
             print(f"{agent} ({specs[env.possible_agents.index(agent)]}): {env.describe_action(action)}")
         env.step(action)
     snapshot = env.snapshot()
     if verbose and render != "none":
         print("\n" + env.render())
-    return {"snapshot": snapshot, "rewards": rewards}
+    record = {
+        "num_players": len(specs),
+        "seed": seed,
+        "max_turns": env.config.max_turns,
+        "modules": list(env.config.modules),
+        "agents": list(specs),
+        "actions": actions,
+        **game_result(env.game_state),
+    }
+    return {"snapshot": snapshot, "rewards": rewards, "actions": actions, "record": record}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -77,6 +97,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--render", choices=["every", "final", "none"], default="final")
     parser.add_argument("--quiet", action="store_true", help="no move log, only results")
+    parser.add_argument(
+        "--modules", nargs="*", default=[], help=f"Cities of Splendor modules: {splendor_env.MODULE_NAMES}"
+    )
+    parser.add_argument("--max-turns", type=int, default=None, help="turn cap (default: the env's)")
+    parser.add_argument(
+        "--save-games",
+        default=None,
+        help="write every game as a record (JSON lines) for training.records replay",
+    )
     args = parser.parse_args(argv)
     if not 2 <= len(args.agents) <= 4:
         parser.error(f"--agents needs 2 to 4 specs (one per seat), got {len(args.agents)}")
@@ -86,11 +115,23 @@ def main(argv: list[str] | None = None) -> None:
         raise CliError(f"--seed must be in 0..2**62, got {args.seed}")
     for spec in args.agents:  # fail fast on a bad spec, before any game is played
         agents.make(spec)
+    if args.max_turns is not None and args.max_turns < 1:
+        raise ValueError(f"--max-turns must be >= 1, got {args.max_turns}")
+    splendor_env.EnvConfig(num_players=len(args.agents), modules=tuple(args.modules))  # names a bad module
     wins = np.zeros(len(args.agents))
+    records = []
     for g in range(args.games):
-        result = play_game(
-            args.agents, args.seed + g, args.render, verbose=not args.quiet and args.games == 1
-        )
+        verbose = not args.quiet and (args.games == 1 or "human" in args.agents)
+        try:
+            result = play_game(
+                args.agents, args.seed + g, args.render, verbose, args.max_turns, tuple(args.modules)
+            )
+        except QuitGame as exc:
+            print(f"game {g} abandoned: {exc}")
+            return
+        records.append(result["record"])
+        if args.save_games:  # after every game, so a long session is never lost
+            write_records(args.save_games, records)
         winners = result["snapshot"]["winners"]
         for w in winners:
             wins[w] += 1 / len(winners)

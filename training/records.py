@@ -13,11 +13,13 @@ seat, ``winners`` (seats; several for a shared victory, none when truncated),
 
 CLI::
 
-    python -m training.records replay results/tournament/games.jsonl [--index 3] [--render]
+    python -m training.records replay results/tournament/games.jsonl [--index 3] [--moves] [--render]
 
 replays every record (or only line ``--index``, 0-based) and exits non-zero
-if any replay does not reproduce the recorded result; ``--render`` prints
-the final position of each replayed game.
+if any replay does not reproduce the recorded result; ``--moves`` prints the
+game move by move in words, ``--render`` the board after every move (with
+``--moves``) or the final position. :func:`env_at` resumes a record at any
+move as a live env (to explore alternatives, or to train from there).
 """
 
 from __future__ import annotations
@@ -104,6 +106,53 @@ def _lines(fh: Any, path: str | Path) -> Iterator[str]:
         raise ValueError(f"{path}: not a text (JSON-lines) file: {exc.reason} at byte {exc.start}") from None
 
 
+def new_env(record: dict[str, Any]) -> raw_env:
+    """A strict AEC env with the record's options, dealt with its seed (the record checked first)."""
+    check_record(record)
+    env = raw_env(
+        num_players=int(record["num_players"]),
+        max_turns=int(record.get("max_turns", st.DEFAULT_MAX_TURNS)),
+        modules=tuple(record.get("modules", ())),
+    )
+    env.reset(seed=int(record["seed"]))
+    return env
+
+
+def env_at(record: dict[str, Any], move: int) -> raw_env:
+    """The record's game as a live env after its first ``move`` decisions (0 = the deal).
+
+    Continue it with ``env.step(...)``, or hand ``env.snapshot()`` to
+    ``SplendorGymEnv.reset(options={"snapshot": ...})``.
+    """
+    check_record(record)
+    actions = list(record["actions"])
+    if isinstance(move, bool) or not isinstance(move, int) or not 0 <= move <= len(actions):
+        raise ValueError(
+            f"move must be an int in 0..{len(actions)} (the record has {len(actions)} actions), got {move!r}"
+        )
+    env = new_env(record)
+    for action in actions[:move]:
+        env.step(int(action))
+    return env
+
+
+def replay_moves(record: dict[str, Any], render: bool = False) -> Iterator[str]:
+    """The game move by move in words (``render``: with the board after each move)."""
+    env = new_env(record)
+    specs = record.get("agents") or [None] * int(record["num_players"])
+    for i, action in enumerate(record["actions"]):
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            raise ValueError(f"record has {len(record['actions']) - i} action(s) after the end of the game")
+        seat = int(agent.rsplit("_", 1)[1])
+        who = f"{agent} ({specs[seat]})" if specs[seat] else agent
+        words = env.describe_action(int(action))
+        env.step(int(action))
+        yield f"move {i + 1:>3}  turn {int(env.game_state[st.TURN]):>3}  {who}: {words}"
+        if render:
+            yield render_text(env.game_state, viewer=None) + "\n"
+
+
 def replay(record: dict[str, Any], render: bool = False) -> tuple[bool, dict[str, Any], str | None]:
     """Replay a record through the AEC env: ``(matches, replayed result, final render or None)``.
 
@@ -111,10 +160,7 @@ def replay(record: dict[str, Any], render: bool = False) -> tuple[bool, dict[str
     :class:`splendor_env.IllegalActionError` if an action is illegal at its
     point of the replay (a corrupt record).
     """
-    check_record(record)
-    n = int(record["num_players"])
-    env = raw_env(num_players=n, max_turns=int(record.get("max_turns", st.DEFAULT_MAX_TURNS)))
-    env.reset(seed=int(record["seed"]))
+    env = new_env(record)
     actions = list(record["actions"])
     for i, action in enumerate(actions):
         if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
@@ -137,7 +183,11 @@ def _replay_cli(args: argparse.Namespace) -> int:
     bad = 0
     for i, rec in chosen:
         try:
-            ok, result, text = replay(rec, render=args.render)
+            if args.moves:
+                print(f"record {i}: seed {rec['seed']}, agents {rec.get('agents')}")
+                for line in replay_moves(rec, render=args.render):
+                    print(line)
+            ok, result, text = replay(rec, render=args.render and not args.moves)
         except ValueError as exc:
             raise CliError(f"{args.file}: record {i}: {exc}") from exc
         if text:
@@ -161,7 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     rp = sub.add_parser("replay", help="replay records through the env and check their results")
     rp.add_argument("file", help="JSON-lines file written by the tournament (--save-games)")
     rp.add_argument("--index", type=int, default=None, help="replay only this record (0-based line)")
-    rp.add_argument("--render", action="store_true", help="print the final position of each game")
+    rp.add_argument("--moves", action="store_true", help="print every move in words")
+    rp.add_argument(
+        "--render",
+        action="store_true",
+        help="print the board after every move (with --moves) or the final one",
+    )
     args = parser.parse_args(argv)
     return _replay_cli(args)
 
