@@ -26,6 +26,8 @@ SNAPSHOTS = "snapshots"  # pool spec meaning "a frozen past copy of the learner"
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu")
 POLICIES = ("mlp", "card_slots")
 SUPPORTED_MODULES: tuple[str, ...] = ()  # only the base game for now
+MAX_N_ENVS = 4096  # games per batch; more buys no speed on a CPU and risks running out of memory
+MAX_ROLLOUT = 1 << 20  # n_steps * n_envs: ~2.4 GB of rollout buffer at 497 observation floats per step
 
 
 class ConfigError(ValueError):
@@ -251,7 +253,7 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
     _check(2 <= cfg.players <= 4, "players", f"must be 2, 3 or 4, got {cfg.players}")
     for i, m in enumerate(cfg.modules):
         _check(m in SUPPORTED_MODULES, f"modules[{i}]", f"module {m!r} is not supported; only [] (base game)")
-    _check(cfg.n_envs >= 1, "n_envs", f"must be >= 1, got {cfg.n_envs}")
+    _check(1 <= cfg.n_envs <= MAX_N_ENVS, "n_envs", f"must be in 1..{MAX_N_ENVS}, got {cfg.n_envs}")
     _check(cfg.total_timesteps >= 1, "total_timesteps", f"must be >= 1, got {cfg.total_timesteps}")
     _check(cfg.checkpoint_every >= 0, "checkpoint_every", f"must be >= 0, got {cfg.checkpoint_every}")
     _check(cfg.torch_threads >= 1, "torch_threads", f"must be >= 1, got {cfg.torch_threads}")
@@ -260,7 +262,11 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
     _check(cfg.seed >= 0, "seed", f"must be >= 0, got {cfg.seed}")
     _check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     if cfg.init_from is not None:
+        from training.model_file import model_zip_problem
+
         _check(Path(cfg.init_from).is_file(), "init_from", f"file not found: {cfg.init_from!r}")
+        problem = model_zip_problem(cfg.init_from)
+        _check(problem is None, "init_from", str(problem))
         _check(
             cfg.pretrain.teacher is None, "init_from", "set either init_from or pretrain.teacher, not both"
         )
@@ -293,6 +299,11 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
     _check(p.n_steps >= 1, "ppo.n_steps", f"must be >= 1, got {p.n_steps}")
     _check(p.n_epochs >= 1, "ppo.n_epochs", f"must be >= 1, got {p.n_epochs}")
     rollout = p.n_steps * cfg.n_envs
+    _check(
+        rollout <= MAX_ROLLOUT,
+        "ppo.n_steps",
+        f"n_steps * n_envs must be <= {MAX_ROLLOUT:,} (rollout memory), got {rollout:,}",
+    )
     _check(
         2 <= p.batch_size <= rollout,
         "ppo.batch_size",
@@ -386,9 +397,17 @@ def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool
     if not p.is_file():
         raise ConfigError(f"config file not found: {str(path)!r}")
     try:
-        raw = yaml.safe_load(p.read_text()) or {}
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a UTF-8 text file (byte {e.start}); expected a YAML config") from None
+    if "\x00" in text:
+        raise ConfigError(f"{path}: binary file (NUL bytes); expected a YAML config")
+    try:
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(e).split())}") from None
+    if raw is None:
+        raise ConfigError(f"{path}: the config is empty; expected a YAML mapping such as 'players: 2'")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
     return from_dict(raw, overrides, check_specs)
