@@ -52,7 +52,8 @@ def test_overrides_are_typed_by_field() -> None:
         ({"n_envs": "many"}, [], r"n_envs: expected an integer, got 'many'"),
         ({"n_envs": 2.5}, [], r"n_envs: expected an integer"),
         ({"n_envs": True}, [], r"n_envs: expected an integer"),
-        ({"n_envs": 0}, [], r"n_envs: must be >= 1"),
+        ({"n_envs": 0}, [], r"n_envs: must be in 1\.\.4096, got 0"),
+        ({"n_envs": 10**6}, [], r"n_envs: must be in 1\.\.4096, got 1000000"),
         ({"players": 5}, [], r"players: must be 2, 3 or 4"),
         ({"modules": ["cities"]}, [], r"modules\[0\]: module 'cities' is not supported"),
         ({"modules": "cities"}, [], r"modules: expected a list"),
@@ -116,7 +117,7 @@ def test_overrides_are_typed_by_field() -> None:
             [],
             r"pretrain\.teacher: unknown or unusable agent spec 'oracle'",
         ),
-        ({"pretrain": {"teacher": "greedy", "samples": 0}}, [], r"pretrain\.samples: must be >= 1"),
+        ({"pretrain": {"teacher": "greedy", "samples": 0}}, [], r"pretrain\.samples: must be in 1\.\.4,000,000"),
         ({}, ["ppo.learning_rate=abc"], r"ppo\.learning_rate: expected a number, got 'abc'"),
         ({}, ["ppo.lr=1e-3"], r"ppo\.lr: unknown key 'lr'"),
         ({}, ["n_envs"], r"expected KEY=VALUE"),
@@ -143,9 +144,8 @@ def test_load_errors(tmp_path: Path) -> None:
 
 
 def test_cli_reports_config_errors(capsys) -> None:
+    from training.cli import run_cli
     from training.train import main
 
-    with pytest.raises(SystemExit) as exc:
-        main(["--config", str(CONFIGS[0]), "--set", "ppo.n_epochs=0"])
-    assert exc.value.code == 2
-    assert "ppo.n_epochs: must be >= 1" in capsys.readouterr().err
+    assert run_cli(main, ["--config", str(CONFIGS[0]), "--set", "ppo.n_epochs=0"], prog="train") == 2
+    assert capsys.readouterr().err == "train: error: ppo.n_epochs: must be >= 1, got 0\n"

@@ -27,6 +27,7 @@ ACTIVATIONS = ("tanh", "relu", "elu", "gelu")
 POLICIES = ("mlp", "card_slots")
 SUPPORTED_MODULES: tuple[str, ...] = ()  # only the base game for now
 MAX_N_ENVS = 4096  # games per batch; more buys no speed on a CPU and risks running out of memory
+MAX_PRETRAIN_SAMPLES = 4_000_000  # teacher positions held in memory: ~2 KB each
 MAX_ROLLOUT = 1 << 20  # n_steps * n_envs: ~2.4 GB of rollout buffer at 497 observation floats per step
 
 
@@ -362,7 +363,11 @@ def validate(cfg: TrainConfig, check_specs: bool = True) -> TrainConfig:
         _check(pt.teacher != SNAPSHOTS, "pretrain.teacher", "must be an agent spec such as 'greedy'")
         if check_specs:
             check_agent_spec(pt.teacher, "pretrain.teacher")
-    _check(pt.samples >= 1, "pretrain.samples", f"must be >= 1, got {pt.samples}")
+    _check(
+        1 <= pt.samples <= MAX_PRETRAIN_SAMPLES,
+        "pretrain.samples",
+        f"must be in 1..{MAX_PRETRAIN_SAMPLES:,} (memory), got {pt.samples:,}",
+    )
     _check(pt.epochs >= 1, "pretrain.epochs", f"must be >= 1, got {pt.epochs}")
     _check(pt.batch_size >= 1, "pretrain.batch_size", f"must be >= 1, got {pt.batch_size}")
     _check(pt.learning_rate > 0, "pretrain.learning_rate", f"must be > 0, got {pt.learning_rate}")

@@ -45,7 +45,7 @@ def model_zip_problem(path: str | Path) -> str | None:
             f"but this env's observations have shape [{OBS_DIM}] (a model for another version?)"
         )
     act = data.get("action_space")
-    if not isinstance(act, dict) or act.get("n") != NUM_ACTIONS:
+    if not isinstance(act, dict) or str(act.get("n")) != str(int(NUM_ACTIONS)):
         n = act.get("n") if isinstance(act, dict) else None
         return f"{str(path)!r} has {n} actions, this env has {NUM_ACTIONS}"
     return None
