@@ -232,15 +232,19 @@ def test_csv_numbers_are_clean() -> None:
 
 def test_ray_backend_gives_the_same_results_as_local() -> None:
     """A 3-agent tournament on a tiny local Ray runtime matches the local backend game for game."""
-    pytest.importorskip("ray")
+    ray = pytest.importorskip("ray")
     specs = ["random", "greedy", "mcts:sims=4"]
     local = run_tournament(specs, games=4, seed=11, progress=False, echo=None)
-    ray_run = run_tournament(specs, games=4, seed=11, workers=2, progress=False, echo=None, backend="ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one tiny runtime for both calls
+    try:
+        ray_run = run_tournament(specs, games=4, seed=11, workers=2, progress=False, echo=None, backend="ray")
+        tasks = schedule(specs, 2, 2, seed=11)
+        assert run_tasks(tasks, 2, False, backend="ray") == run_tasks(tasks, 1, False)
+    finally:
+        ray.shutdown()
     assert ray_run["settings"]["backend"] == "ray" and ray_run["games"] == local["games"] == 12
     for key in ("matrix", "ratings", "mean_turns", "truncated"):
         assert ray_run[key] == local[key], key
-    tasks = schedule(specs, 2, 2, seed=11)
-    assert run_tasks(tasks, 2, False, backend="ray") == run_tasks(tasks, 1, False)
 
 
 def test_worker_processes_give_the_same_games() -> None:
