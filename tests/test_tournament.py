@@ -13,6 +13,7 @@ import training.tournament as tour
 from agents.base import Agent, check_mask
 from splendor_env.observation import O_SEAT_ONEHOT, OBS_DIM, observe
 from training import records as rec_mod
+from training.cli import run_cli
 from training.tournament import (
     bradley_terry_elo,
     run_tasks,
@@ -78,6 +79,29 @@ def test_bradley_terry_elo() -> None:
     assert abs((two[0] - two[1]) - 400 * np.log10(3)) < 1e-3
 
 
+def test_elo_intervals_are_reproducible_and_cover_the_fit() -> None:
+    records = [
+        {
+            "num_players": 2,
+            "winners": [w],
+            "prestige": [15, 9] if w == 0 else [9, 15],
+            "cards": [5, 5],
+            "agent_ids": ids,
+        }
+        for ids, w in [((0, 1), 0)] * 14 + [((0, 1), 1)] * 6 + [((1, 0), 1)] * 5 + [((1, 0), 0)] * 5
+    ]
+    per_game = tour.pair_score_tensor(records, 2)
+    assert per_game.shape == (30, 2, 2) and per_game.sum() == 30
+    fit = bradley_terry_elo(per_game.sum(axis=0))
+    ci = tour.elo_intervals(per_game, rounds=400, seed=0)
+    np.testing.assert_array_equal(ci, tour.elo_intervals(per_game, rounds=400, seed=0))
+    assert (ci[:, 0] < fit).all() and (fit < ci[:, 1]).all()
+    assert fit[0] > 1500 and ci[0, 1] - ci[0, 0] > 20  # 30 games: a wide interval, not a point
+    # the batched fit gives the same answer as fitting each matrix alone
+    mats = np.stack([per_game[:10].sum(0), per_game.sum(0)])
+    np.testing.assert_allclose(bradley_terry_elo(mats)[1], fit)
+
+
 def test_pairwise_scores_and_shares() -> None:
     record = {"num_players": 3, "winners": [0, 2], "prestige": [15, 9, 15], "cards": [10, 8, 10]}
     assert tour.win_shares(record) == [0.5, 0.0, 0.5]
@@ -108,6 +132,14 @@ def test_two_player_tournament_outputs_and_replay(tmp_path: Path, capsys: pytest
     assert {(r["agent"], r["opponent"]) for r in rows} == {("random", "greedy"), ("greedy", "random")}
     ratings = list(csv.DictReader((out / "ratings.csv").read_text().splitlines()))
     assert [r["agent"] for r in ratings] == ["random", "greedy"] and "elo" in ratings[0]
+    for r in data["ratings"]:  # every rating has an interval around it
+        assert r["elo_ci95"][0] <= r["elo"] <= r["elo_ci95"][1]
+    for row in ratings:
+        assert float(row["elo_ci95_low"]) <= float(row["elo"]) <= float(row["elo_ci95_high"])
+    # clean numbers: fixed decimals, no exponent (a 0% rate's lower bound is 0.0000, not 3.47e-18)
+    cells = [c for r in rows + ratings for c in r.values()]
+    assert not [c for c in cells if "e-" in c or "e+" in c]
+    assert {r["ci95_low"] for r in rows if r["win_rate"] == "0.0000"} <= {"0.0000"}
 
     games = list(rec_mod.read_records(out / "games.jsonl"))
     assert len(games) == 4
@@ -144,8 +176,75 @@ def test_three_player_table_via_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_cli_rejects_bad_specs(capsys: pytest.CaptureFixture) -> None:
-    assert tour.main(["--agents", "random", "nonsense", "--out", "unused", "--no-progress"]) == 2
-    assert "unknown agent spec" in capsys.readouterr().err
+    argv = ["--agents", "random", "nonsense", "--out", "unused", "--no-progress"]
+    assert run_cli(tour.main, argv, prog="tournament") == 2
+    assert capsys.readouterr().err == (
+        "tournament: error: unknown agent spec 'nonsense'; known: greedy, mcts, ppo, random\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--agents", "random", "grredy"], "unknown agent spec 'grredy'"),
+        (["--agents", "random"], "--agents needs at least two"),
+        (["--agents", "random", "random"], "--agents lists the same spec twice"),
+        (["--agents", "random", "ppo:nowhere.zip"], "nowhere.zip"),
+        (["--agents", "random", "greedy", "--games", "0"], "--games must be >= 1, got 0"),
+        (["--agents", "random", "greedy", "--games", "-3"], "--games must be >= 1, got -3"),
+        (["--agents", "random", "greedy", "--workers", "0"], "--workers must be an integer >= 1, got 0"),
+        (["--agents", "random", "greedy", "--seed", "-5"], "--seed must be >= 0, got -5"),
+        (["--agents", "random", "greedy", "--max-turns", "0"], "--max-turns must be >= 1, got 0"),
+        (["--agents", "random", "greedy", "--address", "auto"], "--address is only used with --backend ray"),
+        (
+            ["--agents", "random", "greedy", "--out", "file.txt"],
+            "--out 'file.txt' exists and is not a directory",
+        ),
+    ],
+)
+def test_cli_bad_inputs_one_line_nothing_written(extra, match, tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file.txt").write_text("x")
+    assert run_cli(tour.main, [*extra, "--no-progress"], prog="tournament") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tournament: error: ") and err.count("\n") == 1 and match in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]  # nothing created
+
+
+def test_heatmap_colour_bar_is_in_percent_and_ratings_have_error_bars() -> None:
+    summary = run_tournament(["random", "greedy"], games=4, progress=False, echo=None)
+    fig = tour.figure(summary)
+    heat, bars, cbar = fig.axes
+    image = heat.get_images()[0]
+    assert image.get_clim() == (0, 100) and cbar.get_ylabel() == "win rate (%)"
+    assert np.nanmax(image.get_array()) == pytest.approx(100 * summary["matrix"][1][0]["rate"])
+    assert bars.containers and any(type(c).__name__ == "ErrorbarContainer" for c in bars.containers)
+
+
+def test_csv_numbers_are_clean() -> None:
+    from training.stats import clean_number
+
+    assert clean_number(3.47e-18) == "0.0000" and clean_number(-1e-9) == "0.0000"
+    assert clean_number(0.123456) == "0.1235" and clean_number(1523.456, 1) == "1523.5"
+    assert clean_number(None) == "" and clean_number(float("nan")) == "" and clean_number(7) == "7"
+    assert wilson(0, 5)[0] == 0.0 and wilson(5, 5)[1] == 1.0
+
+
+def test_ray_backend_gives_the_same_results_as_local() -> None:
+    """A 3-agent tournament on a tiny local Ray runtime matches the local backend game for game."""
+    ray = pytest.importorskip("ray")
+    specs = ["random", "greedy", "mcts:sims=4"]
+    local = run_tournament(specs, games=4, seed=11, progress=False, echo=None)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one tiny runtime for both calls
+    try:
+        ray_run = run_tournament(specs, games=4, seed=11, workers=2, progress=False, echo=None, backend="ray")
+        tasks = schedule(specs, 2, 2, seed=11)
+        assert run_tasks(tasks, 2, False, backend="ray") == run_tasks(tasks, 1, False)
+    finally:
+        ray.shutdown()
+    assert ray_run["settings"]["backend"] == "ray" and ray_run["games"] == local["games"] == 12
+    for key in ("matrix", "ratings", "mean_turns", "truncated"):
+        assert ray_run[key] == local[key], key
 
 
 def test_worker_processes_give_the_same_games() -> None:

@@ -24,6 +24,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,8 @@ from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.determinize import determinize
 from splendor_env.observation import OBS_DIM, observe
-from training.cli import run_cli
+from training.backend import check_backend
+from training.cli import CliError, run_cli
 from training.stats import wilson
 from training.tournament import run_tasks, schedule
 
@@ -148,6 +150,25 @@ def format_bench(bench: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """Refuse bad arguments before anything runs or is written (messages name the argument)."""
+    for name, value, low in (
+        ("--games", args.games, 1),
+        ("--states", args.states, 1),
+        ("--seed", args.seed, 0),
+    ):
+        if value < low:
+            raise CliError(f"{name} must be >= {low}, got {value}")
+    check_backend("local", None, args.workers)
+    for spec in [*args.agents, *args.anchors]:
+        try:
+            make(spec)
+        except ImportError as exc:
+            raise CliError(f"agent {spec!r}: {exc}") from None
+    if args.json and (Path(args.json).is_dir() or not Path(args.json).parent.is_dir()):
+        raise CliError(f"--json {args.json!r}: not a writable file path (a folder, or its folder is missing)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m training.bench_policies", description=__doc__.split("\n")[0]
@@ -160,11 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
-    try:
-        bench = run_bench(args.agents, args.anchors, args.games, args.workers, args.states, args.seed)
-    except (ValueError, ImportError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    check_inputs(args)
+    bench = run_bench(args.agents, args.anchors, args.games, args.workers, args.states, args.seed)
     print(format_bench(bench))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -8,7 +8,11 @@ a Wilson 95% confidence interval.
 
 CLI::
 
-    python -m training.evaluate models/ppo_2p.zip --opponents random greedy --games 1000 --workers 2
+    python -m training.evaluate models/ppo_2p.zip --opponents random greedy --games 1000 --workers 2 \\
+        [--backend ray [--address auto]]
+
+Games are played in chunks of 100, each seeded from ``(--seed, opponent,
+chunk)``: the results are the same for any ``--workers`` and on either backend.
 """
 
 from __future__ import annotations
@@ -18,9 +22,7 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,9 @@ from agents.base import Agent
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
-from training.cli import run_cli
+from training.backend import BACKENDS, check_backend, map_jobs
+from training.cli import CliError, run_cli
+from training.model_file import model_zip_problem
 from training.stats import wilson
 
 
@@ -88,6 +92,8 @@ def play_match(
     **env_options: Any,
 ) -> MatchResult:
     """Play ``games`` seat-rotated games (game ``g`` -> candidate seat ``(first_game + g) % n``)."""
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
     n = num_players
     slots = min(games, batch)
     venv = VectorEnv(slots, n, seed=seed, copy=False, **env_options)
@@ -128,6 +134,9 @@ def play_match(
     return result
 
 
+CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
+
+
 def _candidate(spec: str, deterministic: bool, seed: int) -> Agent:
     from training.selfplay import make_agent
 
@@ -157,6 +166,35 @@ def _worker(job: dict[str, Any]) -> MatchResult:
     )
 
 
+def job_seed(*key: int) -> int:
+    """A 31-bit seed from integers: the same for a job wherever and by whichever worker it runs."""
+    return int(np.random.SeedSequence(list(key)).generate_state(1)[0] >> 1)
+
+
+def evaluation_jobs(
+    candidate: str, opponents: list[str], games: int, players: int, seed: int, deterministic: bool
+) -> list[dict[str, Any]]:
+    """Chunks of :data:`CHUNK_GAMES` games per opponent, each seeded from ``(seed, opponent, chunk)``.
+
+    The split does not depend on the number of workers or the backend, so
+    neither do the results.
+    """
+    return [
+        {
+            "candidate": candidate,
+            "opponent": opp,
+            "opponent_index": k,
+            "games": min(CHUNK_GAMES, games - first),
+            "players": players,
+            "seed": job_seed(seed, k, c),
+            "first_game": first,
+            "deterministic": deterministic,
+        }
+        for k, opp in enumerate(opponents)
+        for c, first in enumerate(range(0, games, CHUNK_GAMES))
+    ]
+
+
 def evaluate(
     candidate: str,
     opponents: list[str],
@@ -165,48 +203,68 @@ def evaluate(
     workers: int = 1,
     seed: int = 0,
     deterministic: bool = True,
+    backend: str = "local",
+    address: str | None = None,
 ) -> list[MatchResult]:
-    """Evaluate a candidate spec / model path against each opponent, games split over processes."""
+    """Evaluate a candidate spec / model path against each opponent, chunks of games spread over workers."""
+    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic)
+    parts = map_jobs(_worker, jobs, workers, backend, address)
     results = []
-    for k, opp in enumerate(opponents):
-        shares = [games // workers + (i < games % workers) for i in range(workers)]
-        firsts = np.cumsum([0] + shares[:-1]).tolist()
-        jobs = [
-            {
-                "candidate": candidate,
-                "opponent": opp,
-                "games": g,
-                "players": players,
-                "seed": seed + 1_000_000 * k + 10_007 * i,
-                "first_game": f,
-                "deterministic": deterministic,
-            }
-            for i, (g, f) in enumerate(zip(shares, firsts, strict=True))
-            if g > 0
-        ]
-        if workers == 1:
-            parts = [_worker(j) for j in jobs]
-        else:
-            with ProcessPoolExecutor(len(jobs), mp_context=get_context("spawn")) as pool:
-                parts = list(pool.map(_worker, jobs))
-        total = parts[0]
-        for p in parts[1:]:
-            total = total.merge(p)
+    for k in range(len(opponents)):
+        mine = [part for job, part in zip(jobs, parts, strict=True) if job["opponent_index"] == k]
+        total = mine[0]
+        for part in mine[1:]:
+            total = total.merge(part)
         results.append(total)
     return results
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """Refuse bad arguments before any game is played or file written (messages name the argument)."""
+    from training.selfplay import make_agent
+
+    for name, value, low in (("--games", args.games, 1), ("--seed", args.seed, 0)):
+        if value < low:
+            raise CliError(f"{name} must be >= {low}, got {value}")
+    if args.players not in (2, 3, 4):
+        raise CliError(f"--players must be 2, 3 or 4, got {args.players}")
+    check_backend(args.backend, args.address, args.workers)
+    if args.candidate.endswith(".zip") or Path(args.candidate).is_file():
+        problem = model_zip_problem(args.candidate)
+        if problem:
+            raise CliError(f"candidate: {problem}")
+    else:
+        make_agent(args.candidate)
+    for spec in args.opponents:
+        make_agent(spec)
+    if args.json:
+        target = Path(args.json)
+        if target.is_dir() or not target.parent.is_dir():
+            raise CliError(
+                f"--json {args.json!r}: not a writable file path (a folder, or its folder is missing)"
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m training.evaluate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("candidate", help="MaskablePPO .zip, or an agent spec")
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
     ap.add_argument("--games", type=int, default=1000, help="games per opponent")
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
+    ap.add_argument(
+        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
+    )
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--stochastic", action="store_true", help="sample the PPO policy instead of argmax")
     ap.add_argument("--json", help="also write the results to this JSON file")
     args = ap.parse_args(argv)
+    check_inputs(args)
     t0 = time.perf_counter()
     results = evaluate(
         args.candidate,
@@ -216,6 +274,8 @@ def main(argv: list[str] | None = None) -> None:
         args.workers,
         args.seed,
         not args.stochastic,
+        args.backend,
+        args.address,
     )
     elapsed = time.perf_counter() - t0
     print(f"{args.candidate} ({args.players} players, seat-rotated, seed {args.seed}):")

@@ -3,7 +3,12 @@
 CLI::
 
     python -m training.tournament --agents random greedy mcts:sims=100 \\
-        --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games]
+        --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games] \\
+        [--backend ray [--address auto]]
+
+Games run in this process, a local process pool, or on Ray
+(:mod:`training.backend`); every game carries its own seeds, so the
+results are the same on every backend and for any number of workers.
 
 Schedule. A *table* is a choice of agents for the seats: every combination of
 distinct agents of the table size, or, when there are fewer agents than
@@ -44,11 +49,9 @@ import csv
 import itertools
 import json
 import math
-import multiprocessing as mp
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,9 +62,10 @@ from agents import Agent, make
 from splendor_env import state as st
 from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
-from training.cli import run_cli
+from training.backend import BACKENDS, check_backend, chunks, map_jobs
+from training.cli import CliError, run_cli
 from training.records import game_result, write_records
-from training.stats import wilson
+from training.stats import Z95, clean_number, wilson
 
 
 @dataclass(frozen=True)
@@ -200,24 +204,39 @@ def run_task(task: GameTask) -> dict[str, Any]:
     return play_game(task, seat_agents)
 
 
-def run_tasks(tasks: Sequence[GameTask], workers: int = 1, progress: bool = True) -> list[dict[str, Any]]:
-    """Play all tasks (in worker processes when ``workers > 1``), results in task order."""
+def run_chunk(tasks: Sequence[GameTask]) -> list[dict[str, Any]]:
+    """Worker entry point for a list of games (one round trip to a Ray worker for several games)."""
+    return [run_task(task) for task in tasks]
+
+
+def run_tasks(
+    tasks: Sequence[GameTask],
+    workers: int = 1,
+    progress: bool = True,
+    backend: str = "local",
+    address: str | None = None,
+) -> list[dict[str, Any]]:
+    """Play all tasks on the chosen backend (:mod:`training.backend`), results in task order.
+
+    Every task carries its own seeds, so the records do not depend on the
+    backend, the number of workers or which worker played which game.
+    """
     from tqdm import tqdm
 
-    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    size = 1 if backend == "local" else max(1, min(25, len(tasks) // (4 * workers)))
     bar = tqdm(total=len(tasks), desc="games", unit="game", disable=not progress, file=sys.stderr)
-    if workers <= 1:
-        for i, task in enumerate(tasks):
-            results[i] = run_task(task)
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-            futures = {pool.submit(run_task, task): i for i, task in enumerate(tasks)}
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
-                bar.update()
-    bar.close()
-    return [r for r in results if r is not None]
+    try:
+        parts = map_jobs(
+            run_chunk,
+            chunks(tasks, size),
+            workers,
+            backend,
+            address,
+            on_result=lambda job, _: bar.update(len(job)),
+        )
+    finally:
+        bar.close()
+    return [record for part in parts for record in part]
 
 
 # ---------------------------------------------------------------------------
@@ -243,28 +262,54 @@ def pairwise_scores(record: dict[str, Any]) -> list[tuple[int, int, float]]:
 
 
 def bradley_terry_elo(wins: np.ndarray, prior: float = 0.5, iters: int = 10_000) -> np.ndarray:
-    """Batch Elo from pairwise wins ``wins[i, j]`` (i over j, half for draws).
+    """Batch Elo from pairwise wins ``wins[..., i, j]`` (i over j, half for draws).
 
     Minorisation-maximisation for the Bradley-Terry strengths; ``prior`` wins
     are added each way to every pair that met, so a perfect record stays
-    finite. The mean rating is anchored at 1500.
+    finite. The mean rating is anchored at 1500. Leading axes are independent
+    fits (the bootstrap fits all its resamples at once).
     """
-    k = wins.shape[0]
-    games = wins + wins.T
+    games = wins + np.swapaxes(wins, -1, -2)
     w = wins + prior * (games > 0)
-    n = w + w.T
-    p = np.ones(k)
-    total = w.sum(axis=1)
+    n = w + np.swapaxes(w, -1, -2)
+    p = np.ones(wins.shape[:-1])
+    total = w.sum(axis=-1)
     for _ in range(iters):
-        denom = (n / (p[:, None] + p[None, :])).sum(axis=1)
+        denom = (n / (p[..., :, None] + p[..., None, :])).sum(axis=-1)
         new = np.where(denom > 0, total / np.where(denom > 0, denom, 1.0), p)
-        new /= np.exp(np.mean(np.log(new)))
-        if np.max(np.abs(new - p)) < 1e-10:
-            p = new
-            break
+        new /= np.exp(np.mean(np.log(new), axis=-1, keepdims=True))
+        done = np.max(np.abs(new - p)) < 1e-10
         p = new
+        if done:
+            break
     elo = 400.0 * np.log10(p)
-    return elo - elo.mean() + 1500.0
+    return elo - elo.mean(axis=-1, keepdims=True) + 1500.0
+
+
+def pair_score_tensor(records: Sequence[dict[str, Any]], num_agents: int) -> np.ndarray:
+    """Per game, the head-to-head scores between distinct agents: shape ``(games, agents, agents)``."""
+    out = np.zeros((len(records), num_agents, num_agents))
+    for r, rec in enumerate(records):
+        ids = rec["agent_ids"]
+        for i, j, score in pairwise_scores(rec):
+            if ids[i] != ids[j]:
+                out[r, ids[i], ids[j]] += score
+    return out
+
+
+def elo_intervals(per_game: np.ndarray, rounds: int = 1000, seed: int = 0, level: float = 0.95) -> np.ndarray:
+    """Percentile bootstrap interval of each Bradley-Terry Elo: ``(agents, 2)``.
+
+    Games are resampled with replacement ``rounds`` times with a fixed seed, so
+    the interval is reproducible; ``per_game`` comes from :func:`pair_score_tensor`.
+    """
+    n, k, _ = per_game.shape
+    if n == 0:
+        return np.full((k, 2), np.nan)
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=rounds)
+    elos = bradley_terry_elo(np.tensordot(counts.astype(float), per_game, axes=1))
+    tail = 100 * (1 - level) / 2
+    return np.percentile(elos, [tail, 100 - tail], axis=0).T
 
 
 def openskill_ratings(records: Sequence[dict[str, Any]], num_agents: int) -> list[dict[str, float]]:
@@ -288,7 +333,15 @@ def openskill_ratings(records: Sequence[dict[str, Any]], num_agents: int) -> lis
             seats = [p for p in range(n) if ids[p] == a]
             ratings[a].mu = float(np.mean([new[p][0].mu for p in seats]))
             ratings[a].sigma = float(np.mean([new[p][0].sigma for p in seats]))
-    return [{"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for r in ratings]
+    return [
+        {
+            "mu": r.mu,
+            "sigma": r.sigma,
+            "ordinal": r.mu - 3 * r.sigma,
+            "ci95": [r.mu - Z95 * r.sigma, r.mu + Z95 * r.sigma],
+        }
+        for r in ratings
+    ]
 
 
 def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -330,8 +383,10 @@ def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[s
             }
         )
     if players == 2:
-        for a, elo in zip(agents_out, bradley_terry_elo(pair_score), strict=True):
+        intervals = elo_intervals(pair_score_tensor(records, k))
+        for a, elo, (lo, hi) in zip(agents_out, bradley_terry_elo(pair_score), intervals, strict=True):
             a["elo"] = float(elo)
+            a["elo_ci95"] = [float(lo), float(hi)]
     else:
         for a, r in zip(agents_out, openskill_ratings(records, k), strict=True):
             a["openskill"] = r
@@ -344,6 +399,11 @@ def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[s
         "matrix": matrix,
         "ratings": agents_out,
         "rating_kind": "bradley-terry elo" if players == 2 else "openskill plackett-luce",
+        "rating_interval": (
+            "95% percentile bootstrap over games (1000 resamples, seed 0)"
+            if players == 2
+            else "mu +- 1.96 sigma"
+        ),
     }
 
 
@@ -377,7 +437,11 @@ def format_tables(summary: dict[str, Any]) -> str:
         lines.append(f"{spec:<{width}}" + "".join(cells))
     lines += ["", f"ratings ({summary['rating_kind']})"]
     head = f"{'agent':<{width}} {'games':>6} {'win %':>6} {'95% CI':>13}"
-    head += f" {'elo':>7}" if summary["players"] == 2 else f" {'mu':>7} {'sigma':>6} {'ordinal':>8}"
+    head += (
+        f" {'elo':>7} {'95% CI':>13}"
+        if summary["players"] == 2
+        else f" {'mu':>7} {'sigma':>6} {'ordinal':>8} {'mu 95% CI':>15}"
+    )
     lines.append(head)
     for r in sorted(summary["ratings"], key=_rating_key, reverse=True):
         line = (
@@ -385,10 +449,12 @@ def format_tables(summary: dict[str, Any]) -> str:
             f"{_pct(r['ci95'][0]):>6}-{_pct(r['ci95'][1]).strip():<6}"
         )
         if "elo" in r:
-            line += f" {r['elo']:7.0f}"
+            lo, hi = r["elo_ci95"]
+            line += f" {r['elo']:7.0f} {f'{lo:.0f}-{hi:.0f}':>13}"
         else:
             o = r["openskill"]
-            line += f" {o['mu']:7.2f} {o['sigma']:6.2f} {o['ordinal']:8.2f}"
+            lo, hi = o["ci95"]
+            line += f" {o['mu']:7.2f} {o['sigma']:6.2f} {o['ordinal']:8.2f} {f'{lo:.2f}-{hi:.2f}':>15}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -398,7 +464,10 @@ def _rating_key(r: dict[str, Any]) -> float:
 
 
 def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
-    """``summary.json``, ``winrates.csv``, ``ratings.csv`` and ``tournament.png`` in ``out``."""
+    """``summary.json``, ``winrates.csv``, ``ratings.csv`` and ``tournament.png`` in ``out``.
+
+    CSV numbers are fixed-point (rates and intervals 4 decimals, Elo 1, OpenSkill 3).
+    """
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "summary.json", out / "winrates.csv", out / "ratings.csv", out / "tournament.png"]
     paths[0].write_text(json.dumps(summary, indent=2), encoding="utf-8")
@@ -409,22 +478,36 @@ def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
             for j, b in enumerate(summary["agents"]):
                 c = summary["matrix"][i][j]
                 if c["games"]:
-                    w.writerow([a, b, int(c["games"]), c["score"], c["rate"], c["ci95"][0], c["ci95"][1]])
+                    nums = [c["score"], c["rate"], *c["ci95"]]
+                    w.writerow([a, b, int(c["games"]), *(clean_number(x) for x in nums)])
     with open(paths[2], "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         cols = ["agent", "games", "wins", "win_rate", "ci95_low", "ci95_high"]
-        extra = ["elo"] if summary["players"] == 2 else ["mu", "sigma", "ordinal"]
+        two = summary["players"] == 2
+        extra = (
+            ["elo", "elo_ci95_low", "elo_ci95_high"]
+            if two
+            else ["mu", "sigma", "ordinal", "mu_ci95_low", "mu_ci95_high"]
+        )
         w.writerow(cols + extra)
         for r in summary["ratings"]:
-            vals = [r["agent"], r["games"], r["wins"], r["win_rate"], r["ci95"][0], r["ci95"][1]]
-            vals += [r["elo"]] if "elo" in r else [r["openskill"][k] for k in extra]
+            vals = [
+                r["agent"],
+                r["games"],
+                *(clean_number(x) for x in (r["wins"], r["win_rate"], *r["ci95"])),
+            ]
+            if two:
+                vals += [clean_number(x, 1) for x in (r["elo"], *r["elo_ci95"])]
+            else:
+                o = r["openskill"]
+                vals += [clean_number(x, 3) for x in (o["mu"], o["sigma"], o["ordinal"], *o["ci95"])]
             w.writerow(vals)
     plot(summary, paths[3])
     return paths
 
 
-def plot(summary: dict[str, Any], path: Path) -> None:
-    """Win-rate heatmap and rating bar chart in one PNG (matplotlib, Agg backend)."""
+def figure(summary: dict[str, Any]) -> Any:
+    """Win-rate heatmap (percent, colour bar 0-100) and ratings with 95% intervals (matplotlib Figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -437,32 +520,74 @@ def plot(summary: dict[str, Any], path: Path) -> None:
         for j in range(k):
             rate = summary["matrix"][i][j]["rate"]
             if rate is not None:
-                grid[i, j] = rate
+                grid[i, j] = 100.0 * rate
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * k, 3 + 0.6 * k))
-    im = ax1.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
+    im = ax1.imshow(grid, vmin=0, vmax=100, cmap="RdYlGn")
     ax1.set_xticks(range(k), specs, rotation=45, ha="right")
     ax1.set_yticks(range(k), specs)
     for i in range(k):
         for j in range(k):
             if not np.isnan(grid[i, j]):
-                ax1.text(j, i, f"{100 * grid[i, j]:.0f}", ha="center", va="center", fontsize=9)
-    ax1.set_title("win rate of row vs column (%)")
-    fig.colorbar(im, ax=ax1, fraction=0.046)
+                ax1.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=9)
+    ax1.set_title("win rate of row vs column")
+    fig.colorbar(im, ax=ax1, fraction=0.046, label="win rate (%)")
     if summary["players"] == 2:
-        vals = [r["elo"] for r in summary["ratings"]]
-        ax2.bar(range(k), [v - 1500 for v in vals], bottom=1500, color="tab:blue")
+        vals = np.array([r["elo"] for r in summary["ratings"]])
+        bounds = np.array([r["elo_ci95"] for r in summary["ratings"]])
+        yerr = np.abs(bounds.T - vals)  # asymmetric: below, above
+        ax2.bar(range(k), vals - 1500, bottom=1500, yerr=yerr, capsize=4, color="tab:blue")
         ax2.axhline(1500, color="grey", lw=0.8)
-        ax2.set_title("Bradley-Terry Elo (mean 1500)")
+        ax2.set_title("Bradley-Terry Elo (mean 1500, 95% bootstrap interval)")
     else:
         mus = [r["openskill"]["mu"] for r in summary["ratings"]]
         sig = [r["openskill"]["sigma"] for r in summary["ratings"]]
-        ax2.bar(range(k), mus, yerr=[3 * s for s in sig], color="tab:blue", capsize=4)
-        ax2.set_title("OpenSkill mu (error bar 3 sigma)")
+        ax2.bar(range(k), mus, yerr=[Z95 * s for s in sig], color="tab:blue", capsize=4)
+        ax2.set_title("OpenSkill mu (95% interval: 1.96 sigma)")
     ax2.set_xticks(range(k), specs, rotation=45, ha="right")
     fig.suptitle(f"{summary['players']}-player tournament, {summary['games']} games")
     fig.tight_layout()
+    return fig
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    """Write :func:`figure` as a PNG."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(summary)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def check_inputs(
+    specs: Sequence[str],
+    players: int,
+    games: int,
+    workers: int,
+    seed: int,
+    max_turns: int,
+    out: str | Path | None,
+    backend: str = "local",
+    address: str | None = None,
+) -> None:
+    """Refuse bad arguments before any game is played or any file written (messages name the argument)."""
+    if len(specs) < 2:
+        raise CliError(f"--agents needs at least two agent specs, got {len(specs)}")
+    if len(set(specs)) != len(specs):
+        raise CliError("--agents lists the same spec twice")
+    if players not in (2, 3, 4):
+        raise CliError(f"--players must be 2, 3 or 4, got {players}")
+    for name, value, low in (("--games", games, 1), ("--seed", seed, 0), ("--max-turns", max_turns, 1)):
+        if value < low:
+            raise CliError(f"{name} must be >= {low}, got {value}")
+    check_backend(backend, address, workers)
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise CliError(f"--out {str(out)!r} exists and is not a directory")
+    raw_env(num_players=players, max_turns=max_turns)  # the env's own argument checks
+    for spec in specs:  # fail fast on a bad spec, before any process starts
+        try:
+            make(spec)
+        except ImportError as exc:
+            raise CliError(f"--agents {spec!r}: {exc}") from None
 
 
 def run_tournament(
@@ -477,19 +602,21 @@ def run_tournament(
     max_turns: int = st.DEFAULT_MAX_TURNS,
     progress: bool = True,
     echo: Callable[[str], None] | None = print,
+    backend: str = "local",
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Play the round robin and write the outputs; returns the summary."""
-    for spec in specs:  # fail fast on a bad spec, before any process starts
-        make(spec)
+    check_inputs(specs, players, games, workers, seed, max_turns, out, backend, address)
     tasks = schedule(specs, players, games, seed, all_seatings, max_turns)
     start = time.perf_counter()
-    records = run_tasks(tasks, workers, progress)
+    records = run_tasks(tasks, workers, progress, backend, address)
     summary = summarise(specs, records)
     summary["seconds"] = time.perf_counter() - start
     summary["settings"] = {
         "players": players,
         "games_per_table": games,
         "workers": workers,
+        "backend": backend,
         "seed": seed,
         "all_seatings": all_seatings,
         "max_turns": max_turns,
@@ -519,7 +646,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="seats per table")
     parser.add_argument("--games", type=int, default=100, help="games per table (rounded up to whole deals)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (Ray: CPUs of a local runtime)"
+    )
+    parser.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
+    parser.add_argument(
+        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="master seed for deals and agents")
     parser.add_argument("--out", default="results/tournament", help="output folder")
     parser.add_argument("--save-games", action="store_true", help="also write games.jsonl records")
@@ -529,24 +662,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-turns", type=int, default=st.DEFAULT_MAX_TURNS, help="turn cap (truncation)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    if len(set(args.agents)) != len(args.agents):
-        parser.error("--agents lists the same spec twice")
-    try:
-        run_tournament(
-            args.agents,
-            players=args.players,
-            games=args.games,
-            workers=args.workers,
-            seed=args.seed,
-            out=args.out,
-            save_games=args.save_games,
-            all_seatings=args.all_seatings,
-            max_turns=args.max_turns,
-            progress=not args.no_progress,
-        )
-    except (ValueError, ImportError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    run_tournament(
+        args.agents,
+        players=args.players,
+        games=args.games,
+        workers=args.workers,
+        seed=args.seed,
+        out=args.out,
+        save_games=args.save_games,
+        all_seatings=args.all_seatings,
+        max_turns=args.max_turns,
+        progress=not args.no_progress,
+        backend=args.backend,
+        address=args.address,
+    )
     return 0
 
 
@@ -558,6 +687,9 @@ __all__ = [
     "GameTask",
     "agent_state",
     "bradley_terry_elo",
+    "check_inputs",
+    "elo_intervals",
+    "figure",
     "format_tables",
     "main",
     "openskill_ratings",

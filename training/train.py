@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import yaml
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
 from agents.ppo import CardSlotPolicy, PPOAgent, ScaledObs
 from splendor_env.rules import terminal_rewards
@@ -51,6 +51,94 @@ def linear_schedule(start: float, end: float):
         return end + (start - end) * progress_remaining
 
     return schedule
+
+
+class WallBudget:
+    """The run's one wall-clock limit (``max_wall_minutes``), shared by the warm start and PPO."""
+
+    def __init__(self, minutes: float | None, start: float | None = None) -> None:
+        self.start = time.perf_counter() if start is None else start
+        self.seconds = None if minutes is None else 60.0 * minutes
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def left(self) -> float | None:
+        """Seconds left (never negative), or None without a limit."""
+        return None if self.seconds is None else max(0.0, self.seconds - self.elapsed())
+
+    def expired(self) -> bool:
+        return self.seconds is not None and self.elapsed() >= self.seconds
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def describe_progress(
+    steps: int, total: int, steps_per_s: float, wall_elapsed: float = 0.0, wall_left: float | None = None
+) -> tuple[float, str]:
+    """Fraction done and a one-line status: steps, steps/s and the time left by the binding limit.
+
+    The run ends at ``total`` steps or when the wall budget runs out, whichever
+    comes first; the fraction and the time left follow that limit.
+    """
+    to_go = (total - steps) / steps_per_s if steps_per_s > 0 else None
+    by_wall = wall_left is not None and (to_go is None or wall_left < to_go)
+    text = f"{steps:,}/{total:,} steps, {steps_per_s:,.0f} steps/s, "
+    if by_wall:
+        text += f"{_clock(wall_left)} left (wall limit)"
+    elif to_go is not None:
+        text += f"{_clock(to_go)} left"
+    else:
+        text += "time left unknown"
+    fraction = steps / total if total else 1.0
+    if by_wall and wall_elapsed + wall_left > 0:
+        fraction = wall_elapsed / (wall_elapsed + wall_left)
+    return min(1.0, fraction), text
+
+
+class ProgressCallback(BaseCallback):
+    """A progress line that tells the truth: steps, steps/s and time left by the limit that ends the run.
+
+    (SB3's own bar counts steps only: a wall-limited run showed "0% 16,640/26,000,000 ? it/s".)
+    """
+
+    def __init__(self, total: int, budget: WallBudget, every_s: float = 1.0) -> None:
+        super().__init__()
+        self.total, self.budget, self.every_s = total, budget, every_s
+        self.bar: Any = None
+
+    def _on_training_start(self) -> None:
+        from tqdm import tqdm
+
+        self.t0, self.steps0, self.last = time.perf_counter(), self.num_timesteps, 0.0
+        self.bar = tqdm(
+            total=1000, bar_format="{percentage:3.0f}%|{bar}| {desc}", file=sys.stderr, dynamic_ncols=True
+        )
+        self._refresh()
+
+    def _refresh(self) -> None:
+        elapsed = time.perf_counter() - self.t0
+        rate = (self.num_timesteps - self.steps0) / elapsed if elapsed > 0 else 0.0
+        fraction, text = describe_progress(
+            self.num_timesteps, self.total, rate, self.budget.elapsed(), self.budget.left()
+        )
+        self.bar.set_description_str(text, refresh=False)
+        self.bar.n = int(1000 * fraction)
+        self.bar.refresh()
+
+    def _on_step(self) -> bool:
+        now = time.perf_counter()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self._refresh()
+        return True
+
+    def _on_training_end(self) -> None:
+        self._refresh()
+        self.bar.close()
 
 
 def build_env(cfg: TrainConfig, seed: int) -> SelfPlayVecEnv:
@@ -128,8 +216,15 @@ def evaluate_model(model: MaskablePPO, cfg: TrainConfig, games: int | None = Non
     return results
 
 
-def teacher_dataset(cfg: TrainConfig, seed: int) -> dict[str, np.ndarray]:
-    """Positions from games the teacher plays against itself, with its moves and the discounted outcome."""
+def teacher_dataset(
+    cfg: TrainConfig, seed: int, budget: WallBudget | None = None, progress: bool = False
+) -> dict[str, np.ndarray]:
+    """Positions from games the teacher plays against itself, with its moves and the discounted outcome.
+
+    Stops early (fewer rows) when the wall ``budget`` runs out.
+    """
+    from tqdm import tqdm
+
     pt, n = cfg.pretrain, cfg.players
     teacher = make_agent(pt.teacher, seed=seed)
     games = min(cfg.n_envs, 256)
@@ -144,7 +239,8 @@ def teacher_dataset(cfg: TrainConfig, seed: int) -> dict[str, np.ndarray]:
     open_rows: list[list[tuple[int, int]]] = [[] for _ in range(games)]  # (row, seat) of games in progress
     terminal = np.zeros(MAX_PLAYERS)
     row = 0
-    while row < pt.samples:
+    bar = tqdm(total=pt.samples, desc="[pretrain] teacher positions", disable=not progress, file=sys.stderr)
+    while row < pt.samples and not (budget is not None and budget.expired()):
         take = min(games, pt.samples - row)
         ids = np.arange(take)
         actions = teacher.act_batch(obs[ids], mask[ids])
@@ -153,6 +249,7 @@ def teacher_dataset(cfg: TrainConfig, seed: int) -> dict[str, np.ndarray]:
         for b, r in zip(ids, rows, strict=True):
             open_rows[b].append((r, int(player[b])))
         row += take
+        bar.update(take)
         obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
         for b in np.flatnonzero(term | trunc):
             terminal_rewards(info["final_state"][b], terminal)
@@ -161,21 +258,31 @@ def teacher_dataset(cfg: TrainConfig, seed: int) -> dict[str, np.ndarray]:
                 data["value"][r] = terminal[seat] * cfg.ppo.gamma ** moves_left[seat]
                 moves_left[seat] += 1
             open_rows[b] = []
-    return data  # rows of unfinished games keep value 0
+    bar.close()
+    return {k: v[:row] for k, v in data.items()}  # rows of unfinished games keep value 0
 
 
-def behaviour_cloning(model: MaskablePPO, cfg: TrainConfig) -> dict[str, float]:
+def behaviour_cloning(
+    model: MaskablePPO, cfg: TrainConfig, budget: WallBudget | None = None, progress: bool = False
+) -> dict[str, Any]:
     """Warm start: cross-entropy to the teacher's moves (masked) + value regression to the outcome.
 
     The learning rate decays linearly to 0; 2% of the positions are held out to
-    report how often the policy's top move is the teacher's.
+    report how often the policy's top move is the teacher's. Both the data
+    collection and the epochs stop when the wall ``budget`` (the run's
+    ``max_wall_minutes``) runs out.
     """
+    from tqdm import tqdm
+
     pt = cfg.pretrain
+    budget = budget or WallBudget(None)
     t0 = time.perf_counter()
-    data = teacher_dataset(cfg, seed=cfg.seed + 99)
+    data = teacher_dataset(cfg, seed=cfg.seed + 99, budget=budget, progress=progress)
     tensors = {k: torch.as_tensor(v) for k, v in data.items()}
-    n_val = max(1, pt.samples // 50) if pt.samples > 50 else 0
-    n_train = pt.samples - n_val
+    samples = len(data["action"])
+    n_val = max(1, samples // 50) if samples > 50 else 0
+    n_train = samples - n_val
+    loss = torch.tensor(float("nan"))
     policy = model.policy
     policy.set_training_mode(True)
     optimizer = torch.optim.Adam(policy.parameters(), lr=pt.learning_rate)
@@ -185,9 +292,16 @@ def behaviour_cloning(model: MaskablePPO, cfg: TrainConfig) -> dict[str, float]:
     )
     rng = np.random.default_rng(cfg.seed)
     agreement = float("nan")
-    for epoch in range(pt.epochs):
+    total_batches = pt.epochs * batches_per_epoch if n_train else 0
+    bar = tqdm(total=total_batches, desc="[pretrain] batches", disable=not progress, file=sys.stderr)
+    done_batches = 0
+    for epoch in range(pt.epochs if n_train else 0):
+        if budget.expired():
+            break
         order = torch.as_tensor(rng.permutation(n_train))
         for b in range(batches_per_epoch):
+            if budget.expired():
+                break
             idx = order[b * pt.batch_size : (b + 1) * pt.batch_size]
             values, log_prob, _ = policy.evaluate_actions(
                 tensors["obs"][idx], tensors["action"][idx], action_masks=tensors["mask"][idx].numpy()
@@ -200,8 +314,10 @@ def behaviour_cloning(model: MaskablePPO, cfg: TrainConfig) -> dict[str, float]:
             torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.ppo.max_grad_norm)
             optimizer.step()
             scheduler.step()
+            done_batches += 1
+            bar.update()
         if n_val:
-            held_out = slice(n_train, pt.samples)
+            held_out = slice(n_train, samples)
             with torch.no_grad():
                 dist = policy.get_distribution(
                     tensors["obs"][held_out], action_masks=tensors["mask"][held_out].numpy()
@@ -213,10 +329,18 @@ def behaviour_cloning(model: MaskablePPO, cfg: TrainConfig) -> dict[str, float]:
             f"top move = teacher's on {agreement:.1%} of held-out positions",
             flush=True,
         )
+    bar.close()
     policy.set_training_mode(False)
+    stopped = done_batches < total_batches or samples < pt.samples
+    if stopped:
+        print(
+            f"[pretrain] max_wall_minutes reached: {samples:,} positions, {done_batches} batches", flush=True
+        )
     return {
         "seconds": time.perf_counter() - t0,
-        "samples": pt.samples,
+        "samples": samples,
+        "batches": done_batches,
+        "stopped_by_time_limit": stopped,
         "final_loss": loss.item(),
         "held_out_agreement": agreement,
     }
@@ -234,11 +358,9 @@ def initialise_from(model: MaskablePPO, path: str) -> None:
 class SelfPlayCallback(BaseCallback):
     """Opponent-pool schedule, snapshots, checkpoints, evaluation and self-play statistics."""
 
-    def __init__(self, cfg: TrainConfig, out: Path, state: dict[str, Any], t_begin: float) -> None:
+    def __init__(self, cfg: TrainConfig, out: Path, state: dict[str, Any], budget: WallBudget) -> None:
         super().__init__()
-        self.cfg, self.out, self.state = cfg, out, state
-        limit = cfg.max_wall_minutes
-        self.deadline = None if limit is None else t_begin + 60.0 * limit
+        self.cfg, self.out, self.state, self.budget = cfg, out, state, budget
         self.stats: dict[str, list[float]] = {}
         self.t_start = time.perf_counter()
         self.steps_start = 0
@@ -274,7 +396,7 @@ class SelfPlayCallback(BaseCallback):
         if self.num_timesteps >= self.next_checkpoint:
             self.next_checkpoint = self._next(self.cfg.checkpoint_every)
             self.save_checkpoint(f"step_{self.num_timesteps}")
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if self.budget.expired():
             print(f"max_wall_minutes reached at {self.num_timesteps:,} steps: stopping", flush=True)
             self.state["stopped_by_time_limit"] = True
             return False
@@ -323,22 +445,45 @@ class SelfPlayCallback(BaseCallback):
             (ckpt / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
+def check_resume(path: str) -> None:
+    """``--resume`` must name a loadable checkpoint for this env (checked before anything is created)."""
+    from training.model_file import model_zip_problem
+
+    problem = model_zip_problem(path)
+    if problem:
+        raise config_mod.ConfigError(f"--resume: {problem}")
+
+
 def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True) -> dict[str, Any]:
-    """Run (or continue) training; returns the summary that is also written to summary.json."""
-    t_begin = time.perf_counter()
+    """Run (or continue) training; returns the summary that is also written to summary.json.
+
+    Everything that can be refused (the checkpoint to resume, ``init_from`` and
+    its network) is checked before the output directory is created.
+    """
+    budget = WallBudget(cfg.max_wall_minutes)
+    t_begin = budget.start
     torch.set_num_threads(cfg.torch_threads)
     out = Path(cfg.output_dir)
-    for sub in ("checkpoints", "snapshots", "tb"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(yaml.safe_dump(config_mod.to_dict(cfg), sort_keys=False))
+    if out.exists() and not out.is_dir():
+        raise config_mod.ConfigError(f"output_dir: {str(out)!r} exists and is not a directory")
 
     state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": [], "pretrain": None}
     if resume:
+        check_resume(resume)
         meta_path = Path(resume).with_suffix(".json")
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
         start_steps = int(meta.get("num_timesteps", 0))
         env = build_env(cfg, seed=cfg.seed + start_steps)  # fresh deals, not a replay of the first ones
         model = MaskablePPO.load(resume, env=env, device="cpu", tensorboard_log=str(out / "tb"))
+    else:
+        env = build_env(cfg, seed=cfg.seed)
+        model = build_model(cfg, env, str(out / "tb"))
+        if cfg.init_from is not None:
+            initialise_from(model, cfg.init_from)
+    for sub in ("checkpoints", "snapshots", "tb"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(config_mod.to_dict(cfg), sort_keys=False))
+    if resume:
         for path in meta.get("snapshots", []):
             if Path(path).is_file():
                 env.pool.add_snapshot(path)
@@ -347,25 +492,23 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         print(
             f"resumed from {resume} at {model.num_timesteps:,} steps, {len(env.pool.snapshot_paths)} snapshots"
         )
-    else:
-        env = build_env(cfg, seed=cfg.seed)
-        model = build_model(cfg, env, str(out / "tb"))
-        if cfg.init_from is not None:
-            initialise_from(model, cfg.init_from)
-        elif cfg.pretrain.teacher is not None:
-            state["pretrain"] = behaviour_cloning(model, cfg)
+    elif cfg.init_from is None and cfg.pretrain.teacher is not None:
+        state["pretrain"] = behaviour_cloning(model, cfg, budget, progress=progress_bar)
     if any(e.spec == config_mod.SNAPSHOTS for e in cfg.opponents.pool) and not env.pool.snapshot_paths:
         path = out / "snapshots" / f"snap_{model.num_timesteps}.zip"
         model.save(path)  # the initial policy, so the snapshot entry has something to draw
         env.pool.add_snapshot(path)
 
-    callback = SelfPlayCallback(cfg, out, state, t_begin)
+    callback = SelfPlayCallback(cfg, out, state, budget)
+    callbacks: list[BaseCallback] = [callback]
+    if progress_bar:
+        callbacks.append(ProgressCallback(cfg.total_timesteps, budget))
     remaining = max(0, cfg.total_timesteps - model.num_timesteps)
     start_steps, t0, cpu0 = model.num_timesteps, time.perf_counter(), time.process_time()
     model.learn(
         total_timesteps=remaining,
-        callback=callback,
-        progress_bar=progress_bar,
+        callback=CallbackList(callbacks),
+        progress_bar=False,
         reset_num_timesteps=not resume,
         tb_log_name="ppo",
     )
@@ -405,18 +548,19 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m training.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--config", required=True, help="YAML config file")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--resume", help="checkpoint .zip to continue from (e.g. runs/x/checkpoints/latest.zip)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (for log files)")
     args = ap.parse_args(argv)
-    try:
-        cfg = config_mod.load(args.config, args.overrides)
-        if args.resume and not Path(args.resume).is_file():
-            raise config_mod.ConfigError(f"--resume: checkpoint not found: {args.resume!r}")
-    except config_mod.ConfigError as e:
-        ap.exit(2, f"config error: {e}\n")
+    cfg = config_mod.load(args.config, args.overrides)
+    if args.resume:
+        check_resume(args.resume)
     train(cfg, resume=args.resume, progress_bar=not args.no_progress)
 
 

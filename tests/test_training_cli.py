@@ -1,0 +1,259 @@
+"""Training CLIs on bad input: one line naming the argument, exit 2, no traceback, nothing on disk.
+
+Also: evaluation results independent of workers and backend, the training
+progress line, and the wall budget shared by the warm start and PPO.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+from training import bench_policies, evaluate, tournament  # noqa: E402
+from training import config as C  # noqa: E402
+from training import train as train_mod  # noqa: E402
+from training.cli import run_cli  # noqa: E402
+from training.model_file import model_zip_problem  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "models" / "ppo_2p.zip"
+CONFIG = ROOT / "configs" / "ppo_2p.yaml"
+
+
+def _bad_files(tmp: Path) -> dict[str, Path]:
+    """Broken inputs: binary/empty configs, a truncated zip, a zip with no model, a model for other observations."""
+    files = {
+        "binary.yaml": b"\xff\xfe\x00\x01\x89PNG",
+        "empty.yaml": b"",
+        "nul.yaml": b"players: 2\x00",
+        "truncated.zip": MODEL.read_bytes()[:20_000],
+        "junk.zip": b"PK\x03\x04 not really a zip",
+    }
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    with zipfile.ZipFile(tmp / "nomodel.zip", "w") as z:
+        z.writestr("hello.txt", "hi")
+    with zipfile.ZipFile(MODEL) as src, zipfile.ZipFile(tmp / "other_obs.zip", "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "data":
+                meta = json.loads(data)
+                meta["observation_space"]["_shape"] = [100]
+                data = json.dumps(meta).encode()
+            dst.writestr(item, data)
+    (tmp / "ok.yaml").write_text(f"output_dir: {tmp / 'run'}\n")
+    return {p.name: p for p in tmp.iterdir()}
+
+
+def _run(main, argv, capsys) -> tuple[int, str]:
+    try:
+        rc = run_cli(main, argv, prog="prog")
+    except SystemExit as exc:  # argparse's own usage errors
+        rc = exc.code
+    return rc, capsys.readouterr().err
+
+
+TRAIN = train_mod.main
+EVAL = evaluate.main
+CASES = [
+    (EVAL, ["greedy", "--games", "0"], "--games must be >= 1, got 0"),
+    (EVAL, ["greedy", "--games", "-4"], "--games must be >= 1, got -4"),
+    (EVAL, ["greedy", "--workers", "0"], "--workers must be an integer >= 1, got 0"),
+    (EVAL, ["greedy", "--seed", "-5"], "--seed must be >= 0, got -5"),
+    (EVAL, ["greedy", "--players", "7"], "--players must be 2, 3 or 4, got 7"),
+    (EVAL, ["greedy", "--opponents", "grredy"], "unknown agent spec 'grredy'"),
+    (EVAL, ["grredy"], "unknown agent spec 'grredy'"),
+    (EVAL, ["{truncated.zip}"], "is not a zip file"),
+    (EVAL, ["{junk.zip}"], "is not a zip file"),
+    (EVAL, ["{nomodel.zip}"], "holds no saved model"),
+    (EVAL, ["{other_obs.zip}"], "expects observations of shape [100]"),
+    (EVAL, ["missing.zip"], "model file not found"),
+    (EVAL, ["greedy", "--address", "auto"], "--address is only used with --backend ray"),
+    (EVAL, ["greedy", "--json", "nodir/out.json"], "--json 'nodir/out.json'"),
+    (TRAIN, ["--config", "{binary.yaml}"], "not a UTF-8 text file"),
+    (TRAIN, ["--config", "{nul.yaml}"], "binary file"),
+    (TRAIN, ["--config", "{empty.yaml}"], "the config is empty"),
+    (TRAIN, ["--config", "missing.yaml"], "config file not found"),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "n_envs=100000"], "n_envs: must be <= 4096, got 100000"),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "n_envs=0"], "n_envs: must be >= 1, got 0"),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "seed=-1"], "seed: must be >= 0"),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "n_envs=4096", "--set", "ppo.n_steps=512"], "ppo.n_steps:"),
+    (TRAIN, ["--config", "{ok.yaml}", "--resume", "{truncated.zip}"], "--resume: "),
+    (TRAIN, ["--config", "{ok.yaml}", "--resume", "{nomodel.zip}"], "--resume: "),
+    (TRAIN, ["--config", "{ok.yaml}", "--resume", "{other_obs.zip}"], "expects observations of shape"),
+    (TRAIN, ["--config", "{ok.yaml}", "--resume", "nowhere.zip"], "--resume: model file not found"),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "init_from={truncated.zip}"], "init_from: "),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "init_from={other_obs.zip}"], "init_from: "),
+    (TRAIN, ["--config", "{ok.yaml}", "--set", "init_from={nomodel.zip}"], "init_from: "),
+    (bench_policies.main, ["--games", "0"], "--games must be >= 1"),
+    (bench_policies.main, ["--states", "0"], "--states must be >= 1"),
+    (bench_policies.main, ["--workers", "-1"], "--workers must be an integer >= 1"),
+    (bench_policies.main, ["--seed", "-2"], "--seed must be >= 0"),
+    (bench_policies.main, ["--agents", "nonsense"], "unknown agent spec 'nonsense'"),
+    (tournament.main, ["--agents", "random", "bogus:x=1"], "unknown agent spec 'bogus"),
+    (tournament.main, ["--agents", "random", "mcts:sims=abc"], "sims='abc'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("main", "argv", "match"),
+    CASES,
+    ids=[f"{m.__module__.split('.')[-1]}:{' '.join(a)}" for m, a, _ in CASES],
+)
+def test_bad_inputs_one_line_exit_2_nothing_created(main, argv, match, tmp_path, monkeypatch, capsys) -> None:
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    files = _bad_files(inputs)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for name, path in files.items():
+        argv = [a.replace("{" + name + "}", str(path)) for a in argv]
+    rc, err = _run(main, [*argv, "--no-progress"] if main is tournament.main else argv, capsys)
+    assert rc == 2
+    assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("prog: error: "), err
+    assert match in err, err
+    assert not list(work.iterdir()) and not (inputs / "run").exists()  # nothing written
+
+
+# ---------------------------------------------------------------------------
+# Fuzz: random argument lists never give a traceback
+
+
+VALUES = ["0", "-1", "1", "2", "x", "", "1e3", "-0", "9999999999999999999999", "\x00", "é"]
+OPTIONS = {
+    "evaluate": (
+        EVAL,
+        ["--games", "--players", "--workers", "--seed", "--opponents", "--backend", "--address"],
+    ),
+    "tournament": (
+        tournament.main,
+        ["--players", "--games", "--workers", "--seed", "--max-turns", "--agents"],
+    ),
+    "bench": (bench_policies.main, ["--agents", "--anchors", "--games", "--workers", "--states", "--seed"]),
+    "train": (TRAIN, ["--config", "--set", "--resume"]),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    cli=hs.sampled_from(sorted(OPTIONS)),
+    args=hs.lists(
+        hs.tuples(hs.integers(0, 20), hs.sampled_from(VALUES + ["random", "greedy", "ray", "n_envs=0"])),
+        max_size=4,
+    ),
+)
+def test_fuzz_cli_arguments(cli, args, tmp_path_factory, capsys) -> None:
+    main, options = OPTIONS[cli]
+    argv = ["random"] if cli == "evaluate" else []
+    for k, value in args:
+        argv += [options[k % len(options)], value]
+    if cli in ("evaluate", "tournament", "bench"):  # keep the runs that are valid tiny and local
+        argv += ["--games", "1", "--workers", "1"] + (["--states", "2"] if cli == "bench" else [])
+        argv += ["--no-progress"] if cli == "tournament" else []
+        if "--backend" in argv:
+            argv += ["--backend", "local"]
+    work = tmp_path_factory.mktemp("fuzz")
+    old = Path.cwd()
+    import os
+
+    os.chdir(work)
+    try:
+        rc, err = _run(main, argv, capsys)
+    finally:
+        os.chdir(old)
+    assert rc in (0, 2), (argv, rc, err)
+    assert "Traceback" not in err
+    if rc == 2:
+        assert not list(work.iterdir()), argv  # refused before anything was written
+
+
+# ---------------------------------------------------------------------------
+# Evaluation: same results whatever runs the games
+
+
+def test_evaluation_does_not_depend_on_workers_or_backend() -> None:
+    one = evaluate.evaluate("greedy", ["random"], 130, workers=1, seed=3)
+    two = evaluate.evaluate("greedy", ["random"], 130, workers=2, seed=3)
+    assert one[0].games == 130 and one == two
+    jobs = evaluate.evaluation_jobs("greedy", ["random", "greedy"], 130, 2, 3, True)
+    assert [j["games"] for j in jobs] == [100, 30, 100, 30] and len({j["seed"] for j in jobs}) == 4
+    pytest.importorskip("ray")
+    assert evaluate.evaluate("greedy", ["random"], 130, workers=1, seed=3, backend="ray") == one
+
+
+def test_model_zip_check_accepts_the_shipped_model() -> None:
+    assert model_zip_problem(MODEL) is None
+
+
+# ---------------------------------------------------------------------------
+# Progress and the wall budget
+
+
+def test_progress_line_tells_steps_rate_and_time_left() -> None:
+    fraction, text = train_mod.describe_progress(
+        16_640, 26_000_000, 5_000.0, wall_elapsed=60.0, wall_left=3420.0
+    )
+    assert text == "16,640/26,000,000 steps, 5,000 steps/s, 0:57:00 left (wall limit)"
+    assert fraction == pytest.approx(60 / 3480)  # the wall limit binds: progress is time, not 0.06% of steps
+    fraction, text = train_mod.describe_progress(500_000, 1_000_000, 1_000.0)
+    assert text == "500,000/1,000,000 steps, 1,000 steps/s, 0:08:20 left" and fraction == 0.5
+    fraction, text = train_mod.describe_progress(0, 100, 0.0, 0.0, 30.0)
+    assert text.endswith("0:00:30 left (wall limit)") and fraction == 0.0
+    assert train_mod.describe_progress(0, 100, 0.0)[1].endswith("time left unknown")
+
+
+def test_wall_budget() -> None:
+    assert train_mod.WallBudget(None).left() is None and not train_mod.WallBudget(None).expired()
+    spent = train_mod.WallBudget(1.0, start=0.0)  # started at perf_counter 0: long ago
+    assert spent.expired() and spent.left() == 0.0
+    fresh = train_mod.WallBudget(10.0)
+    assert not fresh.expired() and 599 < fresh.left() <= 600
+
+
+def test_warm_start_counts_against_the_wall_limit(tmp_path) -> None:
+    """A warm start far bigger than the wall budget stops at the limit, and PPO then stops at once."""
+    cfg = C.from_dict(
+        {
+            "n_envs": 8,
+            "total_timesteps": 10_000_000,
+            "max_wall_minutes": 0.05,  # 3 seconds
+            "output_dir": str(tmp_path / "run"),
+            "network": {"net_arch": [16]},
+            "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1},
+            "eval": {"every": 0, "games": 2, "opponents": ["random"]},
+            "pretrain": {"teacher": "greedy", "samples": 1_000_000, "epochs": 50, "batch_size": 64},
+        }
+    )
+    summary = train_mod.train(cfg, progress_bar=False)
+    pre = summary["pretrain"]
+    assert pre["stopped_by_time_limit"] and pre["samples"] < 1_000_000
+    assert summary["stopped_by_time_limit"] and summary["timesteps"] < 10_000
+    assert summary["total_wall_time_s"] < 60
+
+
+def test_progress_callback_renders_during_a_run(tmp_path, capsys) -> None:
+    cfg = C.from_dict(
+        {
+            "n_envs": 4,
+            "total_timesteps": 64,
+            "output_dir": str(tmp_path / "run"),
+            "network": {"net_arch": [8]},
+            "ppo": {"n_steps": 16, "batch_size": 32, "n_epochs": 1},
+            "opponents": {"pool": [{"spec": "random"}]},
+            "eval": {"every": 0, "games": 2, "opponents": ["random"]},
+        }
+    )
+    train_mod.train(cfg, progress_bar=True)
+    err = capsys.readouterr().err
+    assert "/64 steps" in err and "steps/s" in err and "left" in err
+    assert np.isfinite(json.loads((tmp_path / "run" / "summary.json").read_text())["wall_time_s"])

@@ -1,0 +1,118 @@
+"""Where tournament and evaluation jobs run: this machine's processes, or a Ray cluster.
+
+Why one module: tournaments and evaluations both map a picklable, module-level
+function over independent jobs and need the results in job order. Every job
+carries its own seeds (derived from the master seed and the job's place in the
+schedule, never from a worker id), so the results do not depend on the backend,
+the number of workers or which worker ran which job.
+
+Backends:
+
+- ``local``: in this process (``workers=1``) or a ``spawn`` process pool.
+- ``ray``: Ray tasks, one CPU each. With no ``address`` a private local Ray
+  runtime with ``workers`` CPUs is started (and shut down afterwards); with an
+  ``address`` (``auto``, ``HOST:6379`` or ``ray://HOST:10001``) the jobs go to
+  that existing cluster, whose nodes need this package installed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, TypeVar
+
+from training.cli import CliError
+
+BACKENDS = ("local", "ray")
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+def check_backend(backend: str, address: str | None, workers: int) -> None:
+    """Refuse a bad backend choice before any job starts (the message names the argument)."""
+    if backend not in BACKENDS:
+        raise CliError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise CliError(f"--workers must be an integer >= 1, got {workers!r}")
+    if address is not None and backend != "ray":
+        raise CliError("--address is only used with --backend ray")
+    if address is not None and not address.strip():
+        raise CliError("--address must not be empty")
+    if backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise CliError("--backend ray needs Ray: pip install 'splendor-env[ray]'") from None
+
+
+def map_jobs(
+    fn: Callable[[J], R],
+    jobs: Sequence[J],
+    workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    on_result: Callable[[J, R], None] | None = None,
+) -> list[R]:
+    """``[fn(job) for job in jobs]`` on the chosen backend, in job order.
+
+    ``on_result`` is called in the main process as each job finishes (for a
+    progress bar), in completion order.
+    """
+    check_backend(backend, address, workers)
+    if backend == "ray":
+        return _map_ray(fn, jobs, workers, address, on_result)
+    results: list[Any] = [None] * len(jobs)
+    if workers == 1 or len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = fn(job)
+            if on_result is not None:
+                on_result(job, results[i])
+        return results
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
+        futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            results[i] = fut.result()
+            if on_result is not None:
+                on_result(jobs[i], results[i])
+    return results
+
+
+def _map_ray(
+    fn: Callable[[J], R],
+    jobs: Sequence[J],
+    workers: int,
+    address: str | None,
+    on_result: Callable[[J, R], None] | None,
+) -> list[R]:
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address is None:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1)(fn)
+        refs = [remote.remote(job) for job in jobs]
+        index = {ref: i for i, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(jobs)
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                i = index[ref]
+                results[i] = ray.get(ref)
+                if on_result is not None:
+                    on_result(jobs[i], results[i])
+        return results
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def chunks(items: Sequence[J], size: int) -> list[list[J]]:
+    """``items`` cut into consecutive lists of at most ``size`` (fewer round trips to a worker)."""
+    return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
