@@ -25,6 +25,9 @@ class Agent:
     name: ClassVar[str] = "agent"
     #: True for agents that need ``state=`` (a determinised state) in :meth:`act`.
     needs_state: ClassVar[bool] = False
+    #: False for agents that understand only the base game's observation and actions: they are
+    #: refused up front (:func:`check_game`) for module games instead of failing on the first move.
+    plays_modules: ClassVar[bool] = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(check_seed(seed))
@@ -43,6 +46,15 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def check_game(agent: object, label: str, modules: tuple[str, ...]) -> None:
+    """Refuse, naming the agent, a module game for an agent that plays only the base game."""
+    if modules and not getattr(agent, "plays_modules", True):
+        raise ValueError(
+            f"agent {label!r} plays only the base game; modules {list(modules)} need an agent that "
+            "plays module games (random, human)"
+        )
 
 
 def check_seed(seed: object) -> int | None:

@@ -364,6 +364,8 @@ def _heuristic_batch(obs: np.ndarray, masks: np.ndarray, rng: np.ndarray, noise:
 class GreedyAgent(Agent):
     """Deterministic (given the seed) one-ply heuristic over the observation; see the module docstring."""
 
+    plays_modules = False
+
     name = "greedy"
 
     def __init__(self, seed: int | None = None) -> None:

@@ -274,6 +274,8 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
 class MCTSAgent(Agent):
     """ISMCTS over the numba engine; ``act`` needs ``state=`` (already determinised, see module docstring)."""
 
+    plays_modules = False
+
     name = "mcts"
     needs_state = True
 

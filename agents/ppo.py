@@ -152,6 +152,8 @@ def check_model_spaces(model: Any, name: str = "model") -> None:
 class PPOAgent(Agent):
     """Plays a MaskablePPO policy; ``model=`` wraps an in-memory model instead of loading ``path``."""
 
+    plays_modules = False
+
     name = "ppo"
 
     def __init__(

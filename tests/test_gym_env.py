@@ -203,3 +203,15 @@ def test_reset_from_a_snapshot_continues_that_game() -> None:
     np.testing.assert_array_equal(env.unwrapped.game.state(), aec.state())
     with pytest.raises(ValueError, match="unknown reset option"):
         env.reset(options={"snap": 1})
+
+
+@pytest.mark.parametrize("spec", ["greedy", "mcts"])
+def test_base_game_only_opponents_are_refused_for_module_games(spec: str) -> None:
+    with pytest.raises(ValueError, match=f"agent '{spec}' plays only the base game"):
+        SplendorGymEnv(opponents=spec, modules=("cities",))
+
+
+def test_module_games_accept_module_playing_opponents() -> None:
+    env = SplendorGymEnv(opponents={"random": 1.0}, modules=("orient",))
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any()

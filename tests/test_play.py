@@ -35,3 +35,11 @@ def test_bad_agents_are_refused(argv: list[str], message: str, capsys: pytest.Ca
         play.main(argv)
     text = capsys.readouterr().err + str(err.value)
     assert message in text
+
+
+def test_play_refuses_a_base_game_agent_for_a_module_game(capsys) -> None:
+    from training.cli import run_cli
+    from training.play import main
+
+    assert run_cli(main, ["--agents", "random", "greedy", "--modules", "cities"], prog="play") == 2
+    assert "agent 'greedy' plays only the base game" in capsys.readouterr().err

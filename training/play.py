@@ -28,6 +28,7 @@ import numpy as np
 
 import agents
 import splendor_env
+from agents.base import check_game
 from agents.human import QuitGame
 from splendor_env.gym_env import agent_state
 from training.cli import CliError, run_cli
@@ -113,11 +114,13 @@ def main(argv: list[str] | None = None) -> None:
         raise CliError(f"--games must be >= 1, got {args.games}")
     if not 0 <= args.seed <= 2**62:
         raise CliError(f"--seed must be in 0..2**62, got {args.seed}")
-    for spec in args.agents:  # fail fast on a bad spec, before any game is played
-        agents.make(spec)
     if args.max_turns is not None and args.max_turns < 1:
         raise ValueError(f"--max-turns must be >= 1, got {args.max_turns}")
-    splendor_env.EnvConfig(num_players=len(args.agents), modules=tuple(args.modules))  # names a bad module
+    config = splendor_env.EnvConfig(
+        num_players=len(args.agents), modules=tuple(args.modules)
+    )  # names a bad module
+    for spec in args.agents:  # fail fast on a bad spec or game, before any game is played
+        check_game(agents.make(spec), spec, config.modules)
     wins = np.zeros(len(args.agents))
     records = []
     for g in range(args.games):
