@@ -20,7 +20,8 @@ enables the Cities of Splendor expansions: the action space becomes
 (base layout first, module sections appended). Without modules both are
 exactly the base game's.
 
-Version history: 0.1.0 first release (base game); 0.2.0 Cities of Splendor modules.
+Version history: 0.1.0 first release (base game); 0.2.0 Cities of Splendor modules;
+0.3.0 strict validation, module observation with cards per colour, payment keeps unneeded tokens.
 """
 
 from __future__ import annotations

@@ -177,8 +177,7 @@ def test_readme_prints_the_module_tables_and_changelog_mentions_the_version() ->
     assert splendor_env.action_table(modules=True) in readme
     assert splendor_env.layout_table(modules=True) in readme
     assert f"Discrete({NUM_ACTIONS_ALL})" in readme
-    assert splendor_env.__version__ == "0.2.0"
-    assert "## 0.2.0" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## {splendor_env.__version__}" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
 def test_determinize_refuses_module_games_clearly() -> None:
