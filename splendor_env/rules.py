@@ -770,10 +770,9 @@ def _has_bonus(s: np.ndarray, po: int) -> bool:
     return False
 
 
-@njit(cache=True)
-def _gold_units(s: np.ndarray, p: int, po: int, card: int) -> int:
-    """Gold tokens needed for ``card`` after coloured tokens (each pays 2 with the gold trading post)."""
-    w = 2 if _tp_has(s, p, TP_GOLD_DOUBLE) else 1
+@njit(cache=True, inline="always")
+def _gold_units_at(s: np.ndarray, po: int, card: int, w: int) -> int:
+    """Gold tokens needed for ``card`` after coloured tokens, each gold paying ``w`` gems."""
     units = 0
     for c in range(5):
         need = ALL_CARD_COST[card, c] - s[po + P_BONUS + c]
@@ -859,13 +858,7 @@ def _buy_reason_with(
         return OK
     if (eff == EFFECT_PAIR or eff == EFFECT_PAIR_FREE_L1) and not has_bonus:
         return R_NO_PAIR_TARGET
-    units = 0
-    for c in range(5):
-        need = ALL_CARD_COST[card, c] - s[po + P_BONUS + c]
-        if need > 0:
-            short = need - s[po + P_TOKENS + c]
-            if short > 0:
-                units += (short + w - 1) // w
+    units = _gold_units_at(s, po, card, w)
     gold = s[po + P_TOKENS + 5]
     if use_dg:
         if not has_dg:

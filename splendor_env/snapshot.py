@@ -44,7 +44,6 @@ from .cards import (
     EFFECT_PAIR,
     EFFECT_PAIR_FREE_L1,
     LEVEL_SIZES,
-    NOBLE_REQ,
     NUM_ALL_CARDS,
     NUM_CARDS,
     NUM_CITIES,
@@ -140,6 +139,7 @@ from .state import (
     module_names,
     owner_addr,
     player_offset,
+    qualifying_nobles,
     recompute_derived,
     slot_addr,
     state_size,
@@ -768,12 +768,7 @@ def _check_phase(s: np.ndarray, n: int, mods: int, phase: int, cur: int) -> None
             ppath, f"discard phase but the player on move holds {sum(tokens)} tokens (at most {TOKEN_LIMIT})"
         )
     if phase == PHASE_NOBLE:
-        bonus = s[po + P_BONUS : po + P_BONUS + 5]
-        qualify = sum(
-            1
-            for k in range(NOBLE_SLOTS)
-            if s[NOBLE_ID + k] >= 0 and s[NOBLE_OWNER + k] < 0 and (bonus >= NOBLE_REQ[s[NOBLE_ID + k]]).all()
-        )
+        qualify = qualifying_nobles(s, po)
         if qualify < 2:
             raise _fail(
                 ppath,

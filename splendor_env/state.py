@@ -495,21 +495,24 @@ def _phase_problems(s: np.ndarray, n: int) -> list[str]:
     po = PLAYERS + cur * PLAYER_SIZE
     if phase == PHASE_DISCARD and s[po + P_TOKENS : po + P_TOKENS + 6].sum() <= TOKEN_LIMIT:
         problems.append("discard phase but the player on move holds at most 10 tokens")
-    if phase == PHASE_NOBLE:
-        bonus = s[po + P_BONUS : po + P_BONUS + 5]
-        qualify = sum(
-            1
-            for k in range(NOBLE_SLOTS)
-            if s[NOBLE_ID + k] >= 0 and s[NOBLE_OWNER + k] < 0 and (bonus >= NOBLE_REQ[s[NOBLE_ID + k]]).all()
-        )
-        if qualify < 2:
-            problems.append("noble phase but fewer than 2 nobles on offer qualify for the player on move")
+    if phase == PHASE_NOBLE and qualifying_nobles(s, po) < 2:
+        problems.append("noble phase but fewer than 2 nobles on offer qualify for the player on move")
     outcome = s[OUTCOME : OUTCOME + MAX_PLAYERS]
     if outcome[n:].any() or not np.isin(outcome, (0, 1)).all():
         problems.append(f"outcome {outcome.tolist()} marks seats outside the game")
     elif phase != PHASE_GAME_OVER and outcome.any():
         problems.append("winners set before the game is over")
     return problems
+
+
+def qualifying_nobles(s: np.ndarray, po: int) -> int:
+    """Nobles on offer whose requirement the seat at offset ``po`` meets (a noble phase needs 2+)."""
+    bonus = s[po + P_BONUS : po + P_BONUS + 5]
+    return sum(
+        1
+        for k in range(NOBLE_SLOTS)
+        if s[NOBLE_ID + k] >= 0 and s[NOBLE_OWNER + k] < 0 and (bonus >= NOBLE_REQ[s[NOBLE_ID + k]]).all()
+    )
 
 
 def check_invariants(s: np.ndarray) -> list[str]:
