@@ -385,9 +385,9 @@ def _main_reason(s: np.ndarray, a: int, po: int) -> int:
     return _buy_reserve_slot_reason(s, po, a - BUY_RESERVED)
 
 
-@njit(cache=True)
-def _main_mask(s: np.ndarray, po: int, mask: np.ndarray) -> int:
-    """Mark the legal main actions (ids 0-59) in ``mask``; returns how many."""
+@njit(cache=True, inline="always")
+def _token_mask(s: np.ndarray, mask: np.ndarray) -> int:
+    """Mark the legal token takes (ids 0 to TAKE2_SAME+4), the same in every game; returns how many."""
     n = 0
     avail = _available_colours(s)
     for a in range(TAKE2_SAME):
@@ -398,6 +398,13 @@ def _main_mask(s: np.ndarray, po: int, mask: np.ndarray) -> int:
         if _take_same_reason(s, c) == OK:
             mask[TAKE2_SAME + c] = 1
             n += 1
+    return n
+
+
+@njit(cache=True)
+def _main_mask(s: np.ndarray, po: int, mask: np.ndarray) -> int:
+    """Mark the legal main actions (ids 0-59) in ``mask``; returns how many."""
+    n = _token_mask(s, mask)
     nres = _reserved_count(s, po)
     for slot in range(3 * MARKET_SLOTS):
         if _reserve_market_reason(s, slot, nres) == OK:
@@ -1177,16 +1184,7 @@ def _main_mask_mod(s: np.ndarray, p: int, po: int, mask: np.ndarray) -> int:
     and whole blocks skipped when they cannot apply (no Orient, no double-gold card held)."""
     mods = s[MODULES]
     sh = (mods & MOD_STRONGHOLDS) != 0
-    n = 0
-    avail = _available_colours(s)
-    for a in range(TAKE2_SAME):
-        if _take_distinct_reason(s, a, avail) == OK:
-            mask[a] = 1
-            n += 1
-    for c in range(5):
-        if s[BANK + c] >= 4:
-            mask[TAKE2_SAME + c] = 1
-            n += 1
+    n = _token_mask(s, mask)
     can_reserve = _reserved_count(s, po) < MAX_RESERVED
     if can_reserve:
         for slot in range(BASE_SLOTS_N):

@@ -76,14 +76,14 @@ def playthrough() -> str:
     return "\n".join(lines)
 
 
-def test_golden_playthrough() -> None:
-    text = playthrough()
+def assert_matches_golden(text: str, golden: Path) -> None:
+    """Diff ``text`` against a golden file (``SPLENDOR_REGEN_GOLDEN=1`` rewrites it instead)."""
     if os.environ.get("SPLENDOR_REGEN_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text, encoding="utf-8")
-        pytest.skip(f"regenerated {GOLDEN}")
-    assert GOLDEN.exists(), f"missing {GOLDEN}; generate it with SPLENDOR_REGEN_GOLDEN=1"
-    expected = GOLDEN.read_text(encoding="utf-8")
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+        pytest.skip(f"regenerated {golden}")
+    assert golden.exists(), f"missing {golden}; generate it with SPLENDOR_REGEN_GOLDEN=1"
+    expected = golden.read_text(encoding="utf-8")
     if text != expected:
         diff = "\n".join(
             list(
@@ -92,7 +92,11 @@ def test_golden_playthrough() -> None:
                 )
             )[:40]
         )
-        pytest.fail(f"playthrough differs from {GOLDEN.name}:\n{diff}")
+        pytest.fail(f"playthrough differs from {golden.name}:\n{diff}")
+
+
+def test_golden_playthrough() -> None:
+    assert_matches_golden(playthrough(), GOLDEN)
 
 
 # ---------------------------------------------------------------------------
@@ -169,22 +173,7 @@ def module_playthrough(name: str) -> str:
 
 @pytest.mark.parametrize("name", list(MODULE_GOLDENS))
 def test_module_golden_playthrough(name: str) -> None:
-    text = module_playthrough(name)
-    golden = _module_golden(name)
-    if os.environ.get("SPLENDOR_REGEN_GOLDEN") == "1":
-        golden.write_text(text, encoding="utf-8")
-        pytest.skip(f"regenerated {golden}")
-    assert golden.exists(), f"missing {golden}; generate it with SPLENDOR_REGEN_GOLDEN=1"
-    expected = golden.read_text(encoding="utf-8")
-    if text != expected:
-        diff = "\n".join(
-            list(
-                difflib.unified_diff(
-                    expected.splitlines(), text.splitlines(), "golden", "now", lineterm="", n=1
-                )
-            )[:40]
-        )
-        pytest.fail(f"playthrough differs from {golden.name}:\n{diff}")
+    assert_matches_golden(module_playthrough(name), _module_golden(name))
 
 
 def test_playthrough_is_deterministic() -> None:
