@@ -34,88 +34,57 @@ from . import state as st
 from .cards import (
     ALL_CARD_EFFECT,
     ALL_CARD_POINTS,
-    CITY_PRESTIGE,
     COLOURS,
     EFFECTS,
     NOBLE_REQ,
-    NUM_ALL_CARDS,
     TOKEN_COLOURS,
-    TRADING_POSTS,
-    card_summary,
     colour_name,
 )
+from .layout import ACTION_BLOCKS, ACTION_OFFSETS, ALL_SLOTS, NUM_ACTIONS, NUM_ACTIONS_ALL, first_id
 
 TAKE3_SETS = np.array(list(combinations(range(5), 3)), dtype=np.int32)
 TAKE2_SETS = np.array(list(combinations(range(5), 2)), dtype=np.int32)
 
-#: (name, first id, size) for every block, in id order.
-BLOCKS: tuple[tuple[str, int, int], ...] = (
-    ("take_3_different", 0, 10),
-    ("take_2_different", 10, 10),
-    ("take_1", 20, 5),
-    ("take_2_same", 25, 5),
-    ("reserve_market", 30, 12),
-    ("reserve_deck", 42, 3),
-    ("buy_market", 45, 12),
-    ("buy_reserved", 57, 3),
-    ("discard", 60, 6),
-    ("choose_noble", 66, 5),
-    ("pass", 71, 1),
+#: (name, first id, size) for every base block, in id order (derived from :mod:`splendor_env.layout`).
+BLOCKS: tuple[tuple[str, int, int], ...] = tuple(
+    (name, ACTION_OFFSETS[name][0], size) for name, size, owner in ACTION_BLOCKS if owner == "base"
 )
-
-TAKE3 = 0
-TAKE2_DIFF = 10
-TAKE1 = 20
-TAKE2_SAME = 25
-RESERVE_MARKET = 30
-RESERVE_DECK = 42
-BUY_MARKET = 45
-BUY_RESERVED = 57
-DISCARD = 60
-CHOOSE_NOBLE = 66
-PASS = 71
-NUM_ACTIONS = 72
-
-NUM_SLOTS = 18  # market slots in the module ids: 12 base + 6 Orient
-
 #: (name, first id, size, module) for the Cities of Splendor blocks, in id order.
-MODULE_BLOCKS: tuple[tuple[str, int, int, str], ...] = (
-    ("choose_city", 72, 3, "cities"),
-    ("choose_trading_post", 75, 5, "trading_posts"),
-    ("trading_post_token", 80, 5, "trading_posts"),
-    ("trading_post_extra_token", 85, 5, "trading_posts"),
-    ("keep_drawn_card", 90, 2, "trading_posts"),
-    ("reserve_orient_market", 92, 6, "orient"),
-    ("reserve_orient_deck", 98, 3, "orient"),
-    ("buy_orient_market", 101, 6, "orient"),
-    ("buy_market_double_gold", 107, NUM_SLOTS, "orient"),
-    ("buy_reserved_double_gold", 125, 3, "orient"),
-    ("pair_target", 128, NUM_ALL_CARDS, "orient"),
-    ("free_card", 248, NUM_SLOTS, "orient"),
-    ("sacrifice_discard", 266, NUM_ALL_CARDS, "orient"),
-    ("stronghold_place", 386, NUM_SLOTS, "strongholds"),
-    ("stronghold_move", 404, NUM_SLOTS * NUM_SLOTS, "strongholds"),
-    ("stronghold_remove", 728, NUM_SLOTS, "strongholds"),
-    ("conquest", 746, 3, "strongholds"),
+MODULE_BLOCKS: tuple[tuple[str, int, int, str], ...] = tuple(
+    (name, ACTION_OFFSETS[name][0], size, owner) for name, size, owner in ACTION_BLOCKS if owner != "base"
 )
-CHOOSE_CITY = 72
-CHOOSE_TRADING_POST = 75
-TP_TOKEN = 80
-TP_EXTRA_TOKEN = 85
-KEEP_DRAWN = 90
-RESERVE_OMARKET = 92
-RESERVE_ODECK = 98
-BUY_OMARKET = 101
-BUY_DG_MARKET = 107
-BUY_DG_RESERVED = 125
-PAIR_TARGET = 128
-FREE_CARD = 248
-SACRIFICE = 266
-SH_PLACE = 386
-SH_MOVE = 404
-SH_REMOVE = 728
-CONQUEST = 746
-NUM_ACTIONS_ALL = 749
+
+TAKE3 = first_id("take_3_different")
+TAKE2_DIFF = first_id("take_2_different")
+TAKE1 = first_id("take_1")
+TAKE2_SAME = first_id("take_2_same")
+RESERVE_MARKET = first_id("reserve_market")
+RESERVE_DECK = first_id("reserve_deck")
+BUY_MARKET = first_id("buy_market")
+BUY_RESERVED = first_id("buy_reserved")
+DISCARD = first_id("discard")
+CHOOSE_NOBLE = first_id("choose_noble")
+PASS = first_id("pass")
+
+NUM_SLOTS = ALL_SLOTS  # market slots in the module ids: 12 base + 6 Orient
+
+CHOOSE_CITY = first_id("choose_city")
+CHOOSE_TRADING_POST = first_id("choose_trading_post")
+TP_TOKEN = first_id("trading_post_token")
+TP_EXTRA_TOKEN = first_id("trading_post_extra_token")
+KEEP_DRAWN = first_id("keep_drawn_card")
+RESERVE_OMARKET = first_id("reserve_orient_market")
+RESERVE_ODECK = first_id("reserve_orient_deck")
+BUY_OMARKET = first_id("buy_orient_market")
+BUY_DG_MARKET = first_id("buy_market_double_gold")
+BUY_DG_RESERVED = first_id("buy_reserved_double_gold")
+PAIR_TARGET = first_id("pair_target")
+FREE_CARD = first_id("free_card")
+SACRIFICE = first_id("sacrifice_discard")
+SH_PLACE = first_id("stronghold_place")
+SH_MOVE = first_id("stronghold_move")
+SH_REMOVE = first_id("stronghold_remove")
+CONQUEST = first_id("conquest")
 #: Conquest offsets: decline, buy, buy spending a double-gold card.
 CONQUEST_DECLINE = 0
 CONQUEST_BUY = 1
@@ -224,60 +193,28 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
 
 
 def _describe_module(name: str, i: int, state: np.ndarray | None, card_words) -> str:
-    """Words for the Cities of Splendor action ids."""
+    """Words for the Cities of Splendor ids: each module file describes its own blocks."""
+    from .modules import cities, orient, strongholds, trading_posts
+
+    with_modules = state is not None and len(state) == st.STATE_SIZE_ALL
 
     def slot_text(m: int) -> str:
         text = _slot_words(m)
-        if state is not None and len(state) == st.STATE_SIZE_ALL:
+        if with_modules:
             text += f" ({card_words(int(state[st.slot_addr(m)]))})"
         return text
 
-    if name == "choose_city":
-        text = f"claim city slot {i + 1}"
-        if state is not None and len(state) == st.STATE_SIZE_ALL and state[st.CITY_ID + i] >= 0:
-            text += f" ({int(CITY_PRESTIGE[state[st.CITY_ID + i]])} prestige city)"
-        return text
-    if name == "choose_trading_post":
-        return f"take trading post {i + 1} ({TRADING_POSTS[i]})"
-    if name == "trading_post_token":
-        return f"trading post: take 1 {COLOURS[i]} after buying"
-    if name == "trading_post_extra_token":
-        return f"trading post: take 1 extra {COLOURS[i]}"
-    if name == "keep_drawn_card":
-        text = f"keep the {'first' if i == 0 else 'second'} drawn card"
-        if state is not None and len(state) == st.STATE_SIZE_ALL:
-            card = int(state[st.PD_DRAWN0 + i])
-            if card >= 0:
-                text += f" ({card_words(card)})"
-        return text
-    if name in ("reserve_orient_market", "buy_orient_market"):
-        verb = "reserve" if name.startswith("reserve") else "buy"
-        return f"{verb} {slot_text(12 + i)}"
-    if name == "reserve_orient_deck":
-        return f"reserve top of Orient L{i + 1} deck (blind)"
-    if name == "buy_market_double_gold":
-        return f"buy {slot_text(i)} spending a double-gold card"
+    module = dict((b[0], b[3]) for b in MODULE_BLOCKS)[name]
     if name == "buy_reserved_double_gold":
         text = f"buy reserved card slot {i + 1} spending a double-gold card"
         if state is not None:
             card = int(state[st.player_offset(int(state[st.CURRENT])) + st.P_RESERVED + i])
             text += f" ({card_words(card)})"
         return text
-    if name == "pair_target":
-        return f"attach the pair card to card {i} ({card_summary(i)})"
-    if name == "free_card":
-        return f"take {slot_text(i)} for free"
-    if name == "sacrifice_discard":
-        return f"sacrifice card {i} ({card_summary(i)})"
-    if name == "stronghold_place":
-        return f"place a stronghold on {slot_text(i)}"
-    if name == "stronghold_move":
-        src, dst = divmod(i, NUM_SLOTS)
-        return f"move a stronghold from {_slot_words(src)} to {slot_text(dst)}"
-    if name == "stronghold_remove":
-        return f"remove the opponent's stronghold from {slot_text(i)}"
-    return (
-        "decline the conquest",
-        "buy the conquered card",
-        "buy the conquered card spending a double-gold card",
-    )[i]
+    if module == "cities":
+        return cities.describe(name, i, state if with_modules else None)
+    if module == "trading_posts":
+        return trading_posts.describe(name, i, state if with_modules else None, card_words)
+    if module == "orient":
+        return orient.describe(name, i, slot_text)
+    return strongholds.describe(name, i, slot_text)

@@ -39,6 +39,7 @@ from . import rules
 from . import snapshot as snap
 from . import state as st
 from .actions import describe, num_actions
+from .deal import setup
 from .observation import obs_dim, observe
 from .render import render_text
 
@@ -227,7 +228,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         else:
             game_seed = int(self._rng.integers(0, 2**63 - 1))
         self._reset_bookkeeping()
-        st.setup(self._state, self.config.num_players, game_seed, self.config.max_turns, self._modules)
+        setup(self._state, self.config.num_players, game_seed, self.config.max_turns, self._modules)
         self._sync_after_step(prev_prestige=None, actor=None)
         if self.render_mode == "human":
             self.render()

@@ -30,51 +30,44 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cards import (
-    ALL_CARD_BONUS,
-    ALL_CARD_COLOUR,
-    ALL_CARD_COST,
-    ALL_CARD_EFFECT,
-    ALL_CARD_LEVEL,
-    ALL_CARD_POINTS,
-    ALL_CARD_SAC_COLOUR,
-    ALL_CARD_SAC_COUNT,
-    CITIES_ON_OFFER,
-    CITY_PRESTIGE,
-    CITY_REQ,
-    CITY_SAME,
-    EFFECTS,
-    NOBLE_REQ,
-    NUM_ALL_CARDS,
-    NUM_CARDS,
-    NUM_ORIENT,
+from .card_features import CARD_TABLE, HIDDEN_CARD_TABLE, ORIENT_TABLE, put_card, put_full_card  # noqa: F401
+from .cards import ALL_CARD_LEVEL, NOBLE_REQ
+from .layout import (  # noqa: F401 - part of this module's API
+    CARD_DIM,
+    CARD_FEATURES,
+    CITY_DIM,
+    FULL_CARD_DIM,
+    MODULE_SEAT_DIM,
+    MODULE_SEAT_SECTIONS,
+    OBS_DIM,
+    OBS_DIM_ALL,
+    OBS_OFFSETS,
+    OBS_SECTIONS,
+    ONEHOT_MODULE_PHASES,
+    ORIENT_DIM,
+    ORIENT_FEATURES,
+    SEAT_DIM,
+    SEAT_SECTIONS,
 )
+from .modules import cities, orient, strongholds, trading_posts
 from .state import (
-    ALL_SLOTS,
     BANK,
-    BOX,
-    CARD_OWNER,
-    CITY_ID,
-    CITY_OWNER,
     CURRENT,
     DECK_COUNT,
     FINAL_ROUND,
     MARKET,
-    MAX_PLAYERS,
     MAX_RESERVED,
     MAX_TURNS,
+    MOD_CITIES,
     MOD_ORIENT,
     MOD_STRONGHOLDS,
+    MOD_TRADING_POSTS,
+    MODULE_NAMES,
     MODULES,
     N_PLAYERS,
     NOBLE_ID,
     NOBLE_OWNER,
     NOBLE_SLOTS,
-    NUM_PHASES,
-    OCARD_OWNER,
-    ODECK_COUNT,
-    OMARKET,
-    ORIENT_SLOTS,
     P_BONUS,
     P_CARDS,
     P_NOBLES,
@@ -82,63 +75,25 @@ from .state import (
     P_RESERVED,
     P_RESERVED_BLIND,
     P_TOKENS,
-    PAIR_HOST,
-    PD_DRAWN0,
-    PD_DRAWN_DECK,
-    PD_EXTRA_EXCL,
-    PD_FREE_LEVEL,
-    PD_PAIR,
-    PD_SAC_CARD,
-    PD_SAC_LEFT,
     PHASE,
     PHASE_DISCARD,
     PHASE_MAIN,
+    PHASE_NAMES,
     PHASE_NOBLE,
-    PHASE_TRUNCATED,
-    SH_ON,
-    SH_SUPPLY,
-    TP_HELD,
     TURN,
     player_offset,
 )
 
-CARD_FEATURES = (
-    ("present", "blind", "level_1", "level_2", "level_3")
-    + tuple(f"colour_{c}" for c in ("white", "blue", "green", "red", "black"))
-    + ("points",)
-    + tuple(f"cost_{c}" for c in ("white", "blue", "green", "red", "black"))
-)
-CARD_DIM = len(CARD_FEATURES)
-
-SEAT_FIELDS = (
-    ("present", 1),
-    ("tokens", 6),
-    ("bonuses", 5),
-    ("prestige", 1),
-    ("cards_purchased", 1),
-    ("nobles", 1),
-    ("reserved_count", 1),
-    ("reserved_cards", MAX_RESERVED * CARD_DIM),
-)
-SEAT_DIM = sum(size for _, size in SEAT_FIELDS)
-
-_fields: list[tuple[str, int]] = [("bank", 6)]
-_fields += [(f"seat{i}.{name}", size) for i in range(MAX_PLAYERS) for name, size in SEAT_FIELDS]
-_fields += [
-    ("market_cards", 12 * CARD_DIM),
-    ("nobles_on_offer", NOBLE_SLOTS * 6),
-    ("deck_sizes", 3),
-    ("phase_onehot", 3),
-    ("final_round", 1),
-    ("observer_seat_onehot", MAX_PLAYERS),
-    ("observer_on_move", 1),
-    ("turn_fraction", 1),
-]
+SEAT_FIELDS = tuple((name, size) for name, size, _ in SEAT_SECTIONS)
+MODULE_SEAT_FIELDS = tuple((name, size) for name, size, _ in MODULE_SEAT_SECTIONS)
+#: (name, offset, size) for every base field, and for the module sections appended after them.
 OBS_LAYOUT: tuple[tuple[str, int, int], ...] = tuple(
-    (name, sum(sz for _, sz in _fields[:i]), size) for i, (name, size) in enumerate(_fields)
+    (name, OBS_OFFSETS[name][0], size) for name, size, owner in OBS_SECTIONS if owner == "base"
 )
-OBS_DIM = sum(size for _, size in _fields)
-_OFF = {name: off for name, off, _ in OBS_LAYOUT}
+MODULE_OBS_LAYOUT: tuple[tuple[str, int, int], ...] = tuple(
+    (name, OBS_OFFSETS[name][0], size) for name, size, owner in OBS_SECTIONS if owner != "base"
+)
+_OFF = {name: off for name, (off, _) in OBS_OFFSETS.items()}
 O_BANK = _OFF["bank"]
 O_SEATS = _OFF["seat0.present"]
 O_MARKET = _OFF["market_cards"]
@@ -149,42 +104,42 @@ O_FINAL = _OFF["final_round"]
 O_SEAT_ONEHOT = _OFF["observer_seat_onehot"]
 O_ON_MOVE = _OFF["observer_on_move"]
 O_TURN = _OFF["turn_fraction"]
+O_MODULES = _OFF["modules_enabled"]
+O_MPHASE = _OFF["module_phase_onehot"]
+O_MSEATS = _OFF["mseat0.present"]
+O_OMARKET = _OFF["orient_market_cards"]
+O_ODECKS = _OFF["orient_deck_sizes"]
+O_STRONGHOLDS = _OFF["strongholds_on_market"]
+O_CITIES = _OFF["cities_on_offer"]
+O_BOX = _OFF["cards_in_box"]
+O_PCARD = _OFF["pending_card"]
+O_PDRAWN = _OFF["pending_drawn_cards"]
+O_PFREE = _OFF["pending_free_level"]
+O_PSAC = _OFF["pending_sacrifice_left"]
+O_PEXCL = _OFF["pending_excluded_colour"]
+O_CARDS_COLOUR = _OFF["cards_per_colour"]
 # Offsets inside a seat block.
 S_PRESENT, S_TOKENS, S_BONUS, S_PRESTIGE, S_CARDS, S_NOBLES, S_NRES, S_RES = np.cumsum(
     [0] + [size for _, size in SEAT_FIELDS[:-1]]
 ).tolist()
+M_PRESENT, M_CITY, M_TP, M_SH, M_DG, M_PAIR, M_RES = np.cumsum(
+    [0] + [size for _, size in MODULE_SEAT_FIELDS[:-1]]
+).tolist()
+#: Slot of each phase in ``module_phase_onehot`` (-1: not shown there).
+MPHASE_SLOT = np.array(
+    [ONEHOT_MODULE_PHASES.index(name) if name in ONEHOT_MODULE_PHASES else -1 for name in PHASE_NAMES],
+    dtype=np.int64,
+)
 
 
-def _card_table() -> tuple[np.ndarray, np.ndarray]:
-    """Rows for all 120 card ids (Orient cards without a colour of their own have none set)."""
-    full = np.zeros((NUM_ALL_CARDS, CARD_DIM), dtype=np.float32)
-    for c in range(NUM_ALL_CARDS):
-        full[c, 0] = 1.0
-        full[c, 2 + ALL_CARD_LEVEL[c]] = 1.0
-        if ALL_CARD_COLOUR[c] >= 0:
-            full[c, 5 + ALL_CARD_COLOUR[c]] = 1.0
-        full[c, 10] = ALL_CARD_POINTS[c]
-        full[c, 11:16] = ALL_CARD_COST[c]
-    hidden = np.zeros((3, CARD_DIM), dtype=np.float32)
-    for lvl in range(3):
-        hidden[lvl, 0] = 1.0
-        hidden[lvl, 1] = 1.0
-        hidden[lvl, 2 + lvl] = 1.0
-    return full, hidden
-
-
-CARD_TABLE, HIDDEN_CARD_TABLE = _card_table()
-
-
-@njit(cache=True, inline="always")
-def _put_card(out: np.ndarray, off: int, card: int) -> None:
-    for i in range(CARD_DIM):
-        out[off + i] = CARD_TABLE[card, i]
+def obs_dim(modules: int) -> int:
+    """Observation length: 497 for the base game, OBS_DIM_ALL with any module."""
+    return OBS_DIM if modules == 0 else OBS_DIM_ALL
 
 
 @njit(cache=True)
 def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
-    """Write seat ``seat``'s view of state ``s`` into ``out`` (float32, OBS_DIM)."""
+    """Write seat ``seat``'s view of state ``s`` into ``out`` (float32, OBS_DIM; OBS_DIM_ALL with modules)."""
     out[:] = 0.0
     n = s[N_PLAYERS]
     for c in range(6):
@@ -213,14 +168,14 @@ def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
                 for i in range(CARD_DIM):
                     out[off + i] = HIDDEN_CARD_TABLE[ALL_CARD_LEVEL[card], i]
             else:
-                _put_card(out, off, card)
+                put_card(out, off, card)
                 if blind:
                     out[off + 1] = 1.0
         out[so + S_NRES] = nres
     for slot in range(12):
         card = s[MARKET + slot]
         if card >= 0:
-            _put_card(out, O_MARKET + slot * CARD_DIM, card)
+            put_card(out, O_MARKET + slot * CARD_DIM, card)
     for k in range(NOBLE_SLOTS):
         noble = s[NOBLE_ID + k]
         if noble >= 0 and s[NOBLE_OWNER + k] < 0:
@@ -238,6 +193,44 @@ def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     out[O_TURN] = s[TURN] / s[MAX_TURNS]
     if s[MODULES] != 0:
         _observe_modules(s, seat, out)
+
+
+@njit(cache=True)
+def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
+    """The module sections: the shared ones here, then one line per module; a disabled module's stay zero.
+
+    Hidden cards (blind reserves, drawn cards) are shown only to their owner.
+    """
+    n = s[N_PLAYERS]
+    mods = s[MODULES]
+    for k in range(len(MODULE_NAMES)):
+        out[O_MODULES + k] = (mods >> k) & 1
+    slot = MPHASE_SLOT[s[PHASE]]
+    if slot >= 0:
+        out[O_MPHASE + slot] = 1.0
+    for rel in range(n):
+        p = seat + rel if seat + rel < n else seat + rel - n
+        po = player_offset(p)
+        mo = O_MSEATS + rel * MODULE_SEAT_DIM
+        out[mo + M_PRESENT] = 1.0
+        for c in range(5):
+            out[O_CARDS_COLOUR + rel * 5 + c] += s[po + P_BONUS + c]
+        if mods & MOD_CITIES:
+            cities.observe_seat(s, p, out, mo + M_CITY)
+        if mods & MOD_TRADING_POSTS:
+            trading_posts.observe_seat(s, p, out, mo + M_TP)
+        if mods & MOD_STRONGHOLDS:
+            strongholds.observe_seat(s, p, out, mo + M_SH)
+        if mods & MOD_ORIENT:
+            orient.observe_seat(s, p, po, rel, out, mo + M_DG, mo + M_PAIR, mo + M_RES)
+    if mods & MOD_ORIENT:
+        orient.observe(s, out)
+    if mods & MOD_STRONGHOLDS:
+        strongholds.observe(s, seat, n, out)
+    if mods & MOD_CITIES:
+        cities.observe(s, out)
+    if mods & MOD_TRADING_POSTS:
+        trading_posts.observe(s, seat, out)
 
 
 def layout_table(modules: bool = False) -> str:
@@ -259,196 +252,3 @@ def layout_table(modules: bool = False) -> str:
         lines.append(f"(seat[k] blocks repeat every {SEAT_DIM} numbers for k = 0..3, observer first)")
     lines.append(f"{'total':<28} {'':>6} {(OBS_DIM_ALL if modules else OBS_DIM):>5}")
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------
-# Cities of Splendor sections, appended after the base observation.
-
-#: Extra numbers of every card in the module sections (zero for base cards).
-ORIENT_FEATURES = (
-    ("is_orient",)
-    + tuple(f"effect_{e}" for e in EFFECTS[1:])
-    + ("bonus_count",)
-    + tuple(f"sacrifice_{c}" for c in ("white", "blue", "green", "red", "black"))
-    + ("sacrifice_count",)
-)
-ORIENT_DIM = len(ORIENT_FEATURES)
-FULL_CARD_DIM = CARD_DIM + ORIENT_DIM
-CITY_DIM = 8  # present, prestige, requirement (5), same-colour count
-
-MODULE_SEAT_FIELDS = (
-    ("present", 1),
-    ("city", 1),
-    ("trading_posts", 5),
-    ("stronghold_supply", 1),
-    ("double_gold_cards", 1),
-    ("pair_bonuses", 5),
-    ("reserved_extras", MAX_RESERVED * ORIENT_DIM),
-)
-MODULE_SEAT_DIM = sum(size for _, size in MODULE_SEAT_FIELDS)
-_mfields: list[tuple[str, int]] = [
-    ("modules_enabled", 4),
-    ("module_phase_onehot", NUM_PHASES - PHASE_TRUNCATED - 1),
-]
-_mfields += [(f"mseat{i}.{name}", size) for i in range(MAX_PLAYERS) for name, size in MODULE_SEAT_FIELDS]
-_mfields += [
-    ("orient_market_cards", 3 * ORIENT_SLOTS * FULL_CARD_DIM),
-    ("orient_deck_sizes", 3),
-    ("strongholds_on_market", ALL_SLOTS * MAX_PLAYERS),
-    ("cities_on_offer", CITIES_ON_OFFER * CITY_DIM),
-    ("cards_in_box", 1),
-    ("pending_card", FULL_CARD_DIM),
-    ("pending_drawn_cards", 2 * FULL_CARD_DIM),
-    ("pending_free_level", 3),
-    ("pending_sacrifice_left", 1),
-    ("pending_excluded_colour", 5),
-    # Appended sections (the observation only grows at the end).
-    ("cards_per_colour", MAX_PLAYERS * 5),
-]
-MODULE_OBS_LAYOUT: tuple[tuple[str, int, int], ...] = tuple(
-    (name, OBS_DIM + sum(sz for _, sz in _mfields[:i]), size) for i, (name, size) in enumerate(_mfields)
-)
-OBS_DIM_ALL = OBS_DIM + sum(size for _, size in _mfields)
-_MOFF = {name: off for name, off, _ in MODULE_OBS_LAYOUT}
-O_MODULES = _MOFF["modules_enabled"]
-O_MPHASE = _MOFF["module_phase_onehot"]
-O_MSEATS = _MOFF["mseat0.present"]
-O_OMARKET = _MOFF["orient_market_cards"]
-O_ODECKS = _MOFF["orient_deck_sizes"]
-O_STRONGHOLDS = _MOFF["strongholds_on_market"]
-O_CITIES = _MOFF["cities_on_offer"]
-O_BOX = _MOFF["cards_in_box"]
-O_PCARD = _MOFF["pending_card"]
-O_PDRAWN = _MOFF["pending_drawn_cards"]
-O_PFREE = _MOFF["pending_free_level"]
-O_PSAC = _MOFF["pending_sacrifice_left"]
-O_PEXCL = _MOFF["pending_excluded_colour"]
-O_CARDS_COLOUR = _MOFF["cards_per_colour"]
-M_PRESENT, M_CITY, M_TP, M_SH, M_DG, M_PAIR, M_RES = np.cumsum(
-    [0] + [size for _, size in MODULE_SEAT_FIELDS[:-1]]
-).tolist()
-
-
-def obs_dim(modules: int) -> int:
-    """Observation length: 497 for the base game, OBS_DIM_ALL with any module."""
-    return OBS_DIM if modules == 0 else OBS_DIM_ALL
-
-
-def _orient_table() -> np.ndarray:
-    extra = np.zeros((NUM_ALL_CARDS, ORIENT_DIM), dtype=np.float32)
-    for c in range(NUM_CARDS, NUM_ALL_CARDS):
-        extra[c, 0] = 1.0
-        if ALL_CARD_EFFECT[c] > 0:
-            extra[c, ALL_CARD_EFFECT[c]] = 1.0
-        extra[c, len(EFFECTS)] = ALL_CARD_BONUS[c]
-        if ALL_CARD_SAC_COLOUR[c] >= 0:
-            extra[c, len(EFFECTS) + 1 + ALL_CARD_SAC_COLOUR[c]] = 1.0
-        extra[c, ORIENT_DIM - 1] = ALL_CARD_SAC_COUNT[c]
-    return extra
-
-
-ORIENT_TABLE = _orient_table()
-
-
-@njit(cache=True)
-def _put_full_card(s: np.ndarray, out: np.ndarray, off: int, card: int) -> None:
-    """16 base numbers then the Orient extras; a pair card shows its host's colour."""
-    _put_card(out, off, card)
-    for i in range(ORIENT_DIM):
-        out[off + CARD_DIM + i] = ORIENT_TABLE[card, i]
-    if card >= NUM_CARDS and s[PAIR_HOST + card - NUM_CARDS] >= 0:
-        out[off + 5 + ALL_CARD_COLOUR[s[PAIR_HOST + card - NUM_CARDS]]] = 1.0
-
-
-@njit(cache=True)
-def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
-    """The module sections; hidden cards (blind reserves, drawn cards) only for their owner."""
-    n = s[N_PLAYERS]
-    mods = s[MODULES]
-    for k in range(4):
-        out[O_MODULES + k] = (mods >> k) & 1
-    phase = s[PHASE]
-    if phase > PHASE_TRUNCATED:
-        out[O_MPHASE + phase - PHASE_TRUNCATED - 1] = 1.0
-    orient = (mods & MOD_ORIENT) != 0
-    for rel in range(n):
-        p = seat + rel if seat + rel < n else seat + rel - n
-        po = player_offset(p)
-        mo = O_MSEATS + rel * MODULE_SEAT_DIM
-        out[mo + M_PRESENT] = 1.0
-        for k in range(CITIES_ON_OFFER):
-            if s[CITY_ID + k] >= 0 and s[CITY_OWNER + k] == p:
-                out[mo + M_CITY] = 1.0
-        for k in range(5):
-            out[mo + M_TP + k] = (s[TP_HELD + p] >> k) & 1
-        out[mo + M_SH] = s[SH_SUPPLY + p]
-        for c in range(5):
-            out[O_CARDS_COLOUR + rel * 5 + c] += s[po + P_BONUS + c]
-        for i in range(NUM_ORIENT if orient else 0):  # no work for a disabled module
-            if s[OCARD_OWNER + i] != p:
-                continue
-            card = NUM_CARDS + i
-            if ALL_CARD_EFFECT[card] == 1:
-                out[mo + M_DG] += 1.0
-            colour = ALL_CARD_COLOUR[card]
-            if colour >= 0:  # a double-bonus card: one card, two bonuses
-                out[O_CARDS_COLOUR + rel * 5 + colour] -= ALL_CARD_BONUS[card] - 1
-            host = s[PAIR_HOST + i]
-            if host >= 0:
-                out[mo + M_PAIR + ALL_CARD_COLOUR[host]] += 1.0
-        for r in range(MAX_RESERVED):
-            card = s[po + P_RESERVED + r]
-            if card < NUM_CARDS:
-                continue
-            off = mo + M_RES + r * ORIENT_DIM
-            if s[po + P_RESERVED_BLIND + r] == 1 and rel != 0:
-                out[off] = 1.0  # others know only that it came from an Orient deck
-            else:
-                for i in range(ORIENT_DIM):
-                    out[off + i] = ORIENT_TABLE[card, i]
-    for slot in range(3 * ORIENT_SLOTS):
-        card = s[OMARKET + slot]
-        if card >= 0:
-            _put_full_card(s, out, O_OMARKET + slot * FULL_CARD_DIM, card)
-    for lvl in range(3):
-        out[O_ODECKS + lvl] = s[ODECK_COUNT + lvl]
-    if mods & MOD_STRONGHOLDS:
-        for rel in range(n):
-            q = seat + rel if seat + rel < n else seat + rel - n
-            for m in range(ALL_SLOTS):
-                out[O_STRONGHOLDS + m * MAX_PLAYERS + rel] = s[SH_ON + m * MAX_PLAYERS + q]
-    for k in range(CITIES_ON_OFFER):
-        city = s[CITY_ID + k]
-        if city >= 0 and s[CITY_OWNER + k] < 0:
-            off = O_CITIES + k * CITY_DIM
-            out[off] = 1.0
-            out[off + 1] = CITY_PRESTIGE[city]
-            for c in range(5):
-                out[off + 2 + c] = CITY_REQ[city, c]
-            out[off + 7] = CITY_SAME[city]
-    if orient:  # only the Orient's sacrifice and double-gold cards go to the box
-        boxed = 0
-        for card in range(NUM_CARDS):
-            boxed += s[CARD_OWNER + card] == BOX
-        for i in range(NUM_ORIENT):
-            boxed += s[OCARD_OWNER + i] == BOX
-        out[O_BOX] = boxed
-    pending = s[PD_PAIR] if s[PD_PAIR] >= 0 else s[PD_SAC_CARD]
-    if pending >= 0:
-        _put_full_card(s, out, O_PCARD, pending)
-    if s[PD_DRAWN0] >= 0:
-        for k in range(2):
-            off = O_PDRAWN + k * FULL_CARD_DIM
-            card = s[PD_DRAWN0 + k]
-            if seat == s[CURRENT]:
-                _put_full_card(s, out, off, card)
-            else:
-                lvl = s[PD_DRAWN_DECK] % 3
-                for i in range(CARD_DIM):
-                    out[off + i] = HIDDEN_CARD_TABLE[lvl, i]
-                out[off + CARD_DIM] = 1.0 if s[PD_DRAWN_DECK] >= 3 else 0.0
-    if s[PD_FREE_LEVEL] >= 0:
-        out[O_PFREE + s[PD_FREE_LEVEL]] = 1.0
-    out[O_PSAC] = s[PD_SAC_LEFT]
-    if s[PD_EXTRA_EXCL] >= 0:
-        out[O_PEXCL + s[PD_EXTRA_EXCL]] = 1.0

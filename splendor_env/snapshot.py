@@ -53,6 +53,7 @@ from .cards import (
     TOKEN_COLOURS,
     TRADING_POSTS,
 )
+from .invariants import _owners, check_invariants, recompute_derived
 from .state import (
     ALL_SLOTS,
     BANK,
@@ -133,14 +134,11 @@ from .state import (
     TOKEN_LIMIT,
     TP_HELD,
     TURN,
-    _owners,
-    check_invariants,
     deck_addr,
     module_names,
     owner_addr,
     player_offset,
     qualifying_nobles,
-    recompute_derived,
     slot_addr,
     state_size,
 )
@@ -726,7 +724,7 @@ def _check_final_round(s: np.ndarray, n: int, mods: int, phase: int, cur: int) -
 
 
 def _check_winners(s: np.ndarray, d: dict[str, Any], n: int, phase: int) -> None:
-    from .rules import _score_game  # the one scoring rule; rules imports this package's state
+    from .rules import score_game  # the one scoring rule (a rules question; imported when asked)
 
     path = _key(ROOT, "winners")
     winners = _list(d["winners"], path, 0, n)
@@ -738,7 +736,7 @@ def _check_winners(s: np.ndarray, d: dict[str, Any], n: int, phase: int) -> None
             raise _fail(path, f"winners {seats} set before the game is over (phase {PHASE_NAMES[phase]})")
         return
     scored = s.copy()
-    _score_game(scored)
+    score_game(scored)
     expected = [p for p in range(n) if scored[OUTCOME + p]]
     if sorted(seats) != expected:
         raise _fail(path, f"expected {expected} (most prestige, then fewest cards), got {seats}")

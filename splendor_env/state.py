@@ -49,152 +49,117 @@ import numpy as np
 from numba import njit
 
 from .cards import (
-    ALL_CARD_BONUS,
-    ALL_CARD_COLOUR,
-    ALL_CARD_EFFECT,
-    ALL_CARD_LEVEL,
-    ALL_CARD_POINTS,
-    CITIES_ON_OFFER,
-    CITY_SIDES,
-    EFFECT_PAIR,
-    EFFECT_PAIR_FREE_L1,
-    LEVEL_OFFSETS,
-    LEVEL_SIZES,
-    NOBLE_POINTS,
     NOBLE_REQ,
-    NUM_ALL_CARDS,
     NUM_CARDS,
-    NUM_CITY_TILES,
-    NUM_NOBLES,
-    NUM_ORIENT,
     ORIENT_LEVEL_SIZE,
-    ORIENT_OFFSETS,
-    TP_POINTS,
-    TRADING_POSTS,
 )
-from .rng import rand_below, shuffle
+from .layout import (  # noqa: F401 - the layout's sizes and offsets are part of this module's API
+    ALL_SLOTS,
+    BASE_SLOTS,
+    DECK_CAPACITY,
+    MARKET_SLOTS,
+    MAX_PLAYERS,
+    MAX_RESERVED,
+    MODULE_NAMES,
+    NOBLE_SLOTS,
+    NUM_PHASES,
+    ORIENT_SLOTS,
+    PENDING,
+    PENDING_SIZE,
+    PHASE_NAMES,
+    PLAYER_OFFSETS,
+    PLAYER_SIZE,
+    STATE_OFFSETS,
+    STATE_SIZE,
+    STATE_SIZE_ALL,
+)
 
-MAX_PLAYERS = 4
-MARKET_SLOTS = 4
-MAX_RESERVED = 3
+# Offsets, phases and sizes come from the declared tables in :mod:`splendor_env.layout`.
 TOKEN_LIMIT = 10
 WINNING_PRESTIGE = 15
 DEFAULT_MAX_TURNS = 1000
+BOX = -2  # owner code of a card returned to the box (sacrificed, or a spent double-gold card)
+STRONGHOLDS = 3  # strongholds per player with the Strongholds module
 
-# Phases: what kind of decision the player on move faces.
-PHASE_MAIN = 0
-PHASE_DISCARD = 1
-PHASE_NOBLE = 2
-PHASE_GAME_OVER = 3
-PHASE_TRUNCATED = 4
-# Module phases (Cities of Splendor): one per kind of pending decision.
-PHASE_TRADING_POST_CHOICE = 5
-PHASE_TRADING_POST_TOKEN = 6
-PHASE_TRADING_POST_EXTRA = 7
-PHASE_KEEP_DRAWN_CARD = 8
-PHASE_PAIR_TARGET = 9
-PHASE_FREE_CARD = 10
-PHASE_SACRIFICE_CHOICE = 11
-PHASE_STRONGHOLD = 12
-PHASE_CONQUEST = 13
-PHASE_CITY = 14
-PHASE_NAMES = (
-    "main",
-    "discard",
-    "noble",
-    "game_over",
-    "truncated",
-    "trading_post_choice",
-    "trading_post_token",
-    "trading_post_extra_token",
-    "keep_drawn_card",
-    "pair_target",
-    "free_card",
-    "sacrifice_choice",
-    "stronghold",
-    "conquest",
-    "city",
-)
-NUM_PHASES = len(PHASE_NAMES)
+_PH = {name: i for i, name in enumerate(PHASE_NAMES)}
+PHASE_MAIN = _PH["main"]
+PHASE_DISCARD = _PH["discard"]
+PHASE_NOBLE = _PH["noble"]
+PHASE_GAME_OVER = _PH["game_over"]
+PHASE_TRUNCATED = _PH["truncated"]
+PHASE_TRADING_POST_CHOICE = _PH["trading_post_choice"]
+PHASE_TRADING_POST_TOKEN = _PH["trading_post_token"]
+PHASE_TRADING_POST_EXTRA = _PH["trading_post_extra_token"]
+PHASE_KEEP_DRAWN_CARD = _PH["keep_drawn_card"]
+PHASE_PAIR_TARGET = _PH["pair_target"]
+PHASE_FREE_CARD = _PH["free_card"]
+PHASE_SACRIFICE_CHOICE = _PH["sacrifice_choice"]
+PHASE_STRONGHOLD = _PH["stronghold"]
+PHASE_CONQUEST = _PH["conquest"]
+PHASE_CITY = _PH["city"]
 
-#: Module names accepted by ``modules=`` and their bits in the MODULES header field.
-MODULE_NAMES = ("cities", "trading_posts", "orient", "strongholds")
-MOD_CITIES = 1
-MOD_TRADING_POSTS = 2
-MOD_ORIENT = 4
-MOD_STRONGHOLDS = 8
-ALL_MODULES = 15
+MOD_CITIES = 1 << MODULE_NAMES.index("cities")
+MOD_TRADING_POSTS = 1 << MODULE_NAMES.index("trading_posts")
+MOD_ORIENT = 1 << MODULE_NAMES.index("orient")
+MOD_STRONGHOLDS = 1 << MODULE_NAMES.index("strongholds")
+ALL_MODULES = (1 << len(MODULE_NAMES)) - 1
 
-# Header fields.
-N_PLAYERS = 0
-CURRENT = 1
-PHASE = 2
-TURN = 3  # completed turns, all players together
-FINAL_ROUND = 4  # 1 once someone ended a turn with >= 15 prestige
-PASSES = 5  # consecutive pass turns
-MAX_TURNS = 6  # turn cap; reaching it truncates the game
-MODULES = 7  # bitmask of enabled Cities of Splendor modules (0 = base game)
-HEADER_SIZE = 8
-
-BANK = HEADER_SIZE
-MARKET = BANK + 6
-DECK_COUNT = MARKET + 3 * MARKET_SLOTS
-DECK_CAPACITY = 40
-DECK = DECK_COUNT + 3
-NOBLE_SLOTS = MAX_PLAYERS + 1
-NOBLE_ID = DECK + 3 * DECK_CAPACITY
-NOBLE_OWNER = NOBLE_ID + NOBLE_SLOTS
-CARD_OWNER = NOBLE_OWNER + NOBLE_SLOTS
-OUTCOME = CARD_OWNER + NUM_CARDS
-PLAYERS = OUTCOME + MAX_PLAYERS
+_S = {name: off for name, (off, _) in STATE_OFFSETS.items()}
+N_PLAYERS = _S["N_PLAYERS"]
+CURRENT = _S["CURRENT"]
+PHASE = _S["PHASE"]
+TURN = _S["TURN"]
+FINAL_ROUND = _S["FINAL_ROUND"]
+PASSES = _S["PASSES"]
+MAX_TURNS = _S["MAX_TURNS"]
+MODULES = _S["MODULES"]
+HEADER_SIZE = _S["BANK"]
+BANK = _S["BANK"]
+MARKET = _S["MARKET"]
+DECK_COUNT = _S["DECK_COUNT"]
+DECK = _S["DECK"]
+NOBLE_ID = _S["NOBLE_ID"]
+NOBLE_OWNER = _S["NOBLE_OWNER"]
+CARD_OWNER = _S["CARD_OWNER"]
+OUTCOME = _S["OUTCOME"]
+PLAYERS = _S["PLAYERS"]
 
 # Per-seat block, relative to PLAYERS + seat * PLAYER_SIZE.
-P_TOKENS = 0
-P_BONUS = 6
-P_PRESTIGE = 11
-P_CARDS = 12
-P_NOBLES = 13
-P_RESERVED = 14
-P_RESERVED_BLIND = P_RESERVED + MAX_RESERVED
-PLAYER_SIZE = P_RESERVED_BLIND + MAX_RESERVED
-
-STATE_SIZE = PLAYERS + MAX_PLAYERS * PLAYER_SIZE
+P_TOKENS = PLAYER_OFFSETS["P_TOKENS"][0]
+P_BONUS = PLAYER_OFFSETS["P_BONUS"][0]
+P_PRESTIGE = PLAYER_OFFSETS["P_PRESTIGE"][0]
+P_CARDS = PLAYER_OFFSETS["P_CARDS"][0]
+P_NOBLES = PLAYER_OFFSETS["P_NOBLES"][0]
+P_RESERVED = PLAYER_OFFSETS["P_RESERVED"][0]
+P_RESERVED_BLIND = PLAYER_OFFSETS["P_RESERVED_BLIND"][0]
 
 # Module fields, appended after the base layout (present only when MODULES != 0).
-BOX = -2  # owner code of a card returned to the box (sacrificed, or a spent double-gold card)
-ORIENT_SLOTS = 2
-BASE_SLOTS = 3 * MARKET_SLOTS
-ALL_SLOTS = BASE_SLOTS + 3 * ORIENT_SLOTS  # market slots 0-17
-STRONGHOLDS = 3
-OMARKET = STATE_SIZE
-ODECK_COUNT = OMARKET + 3 * ORIENT_SLOTS
-ODECK = ODECK_COUNT + 3
-OCARD_OWNER = ODECK + 3 * ORIENT_LEVEL_SIZE
-PAIR_HOST = OCARD_OWNER + NUM_ORIENT
-CITY_ID = PAIR_HOST + NUM_ORIENT
-CITY_OWNER = CITY_ID + CITIES_ON_OFFER
-TP_HELD = CITY_OWNER + CITIES_ON_OFFER
-SH_SUPPLY = TP_HELD + MAX_PLAYERS
-SH_ON = SH_SUPPLY + MAX_PLAYERS
-PENDING = SH_ON + ALL_SLOTS * MAX_PLAYERS
-# The pending record: what is left to do in the current turn.
-PD_STAGE = PENDING + 0  # STAGE_*: where the turn is (effects, token limit, nobles, ...)
-PD_SAC_CARD = PENDING + 1  # sacrifice card being bought, -1
-PD_SAC_LEFT = PENDING + 2  # cards still to discard for it
-PD_PAIR = PENDING + 3  # pair card waiting for its host, -1
-PD_FREE_LEVEL = PENDING + 4  # level of the free card owed, -1
-PD_TP_TOKEN = PENDING + 5  # 1 if the after-purchase trading-post token is owed
-PD_EXTRA_EXCL = PENDING + 6  # colour of the pair just taken when the extra token is owed, -1
-PD_SH = PENDING + 7  # 1 if a stronghold action is owed
-PD_REFILL = PENDING + 8  # bitmask of market slots to refill
-PD_CONQ = PENDING + 9  # 1 once the conquest has been offered (or cannot be) this turn
-PD_DRAWN0 = PENDING + 10  # the two cards drawn by the draw-two trading post, -1
-PD_DRAWN1 = PENDING + 11
-PD_DRAWN_DECK = PENDING + 12  # the deck they came from (0-2 base, 3-5 Orient)
-PENDING_SIZE = 13
-STATE_SIZE_ALL = PENDING + PENDING_SIZE
+OMARKET = _S["OMARKET"]
+ODECK_COUNT = _S["ODECK_COUNT"]
+ODECK = _S["ODECK"]
+OCARD_OWNER = _S["OCARD_OWNER"]
+PAIR_HOST = _S["PAIR_HOST"]
+CITY_ID = _S["CITY_ID"]
+CITY_OWNER = _S["CITY_OWNER"]
+TP_HELD = _S["TP_HELD"]
+SH_SUPPLY = _S["SH_SUPPLY"]
+SH_ON = _S["SH_ON"]
+PD_STAGE = _S["PD_STAGE"]
+PD_SAC_CARD = _S["PD_SAC_CARD"]
+PD_SAC_LEFT = _S["PD_SAC_LEFT"]
+PD_PAIR = _S["PD_PAIR"]
+PD_FREE_LEVEL = _S["PD_FREE_LEVEL"]
+PD_TP_TOKEN = _S["PD_TP_TOKEN"]
+PD_EXTRA_EXCL = _S["PD_EXTRA_EXCL"]
+PD_SH = _S["PD_SH"]
+PD_REFILL = _S["PD_REFILL"]
+PD_CONQ = _S["PD_CONQ"]
+PD_DRAWN0 = _S["PD_DRAWN0"]
+PD_DRAWN1 = _S["PD_DRAWN1"]
+PD_DRAWN_DECK = _S["PD_DRAWN_DECK"]
 
-STAGE_EFFECTS = 0
+#: Stages of the end of a turn, in rule order (PD_STAGE holds the one a module game is in).
+STAGE_EFFECTS = 0  # the main action's effects (module decisions), refills, the conquest
 STAGE_TOKEN_LIMIT = 1
 STAGE_NOBLES = 2
 STAGE_TRADING_POSTS = 3
@@ -237,91 +202,6 @@ def parse_modules(modules: Any) -> int:
 def module_names(bits: int) -> tuple[str, ...]:
     """The module names of a MODULES bitmask, in MODULE_NAMES order."""
     return tuple(name for i, name in enumerate(MODULE_NAMES) if bits & (1 << i))
-
-
-@njit(cache=True)
-def setup(s: np.ndarray, num_players: int, seed: int, max_turns: int, modules: int = 0) -> None:
-    """Fill ``s`` with a fresh game. The same seed always deals the same game.
-
-    Shuffling uses a counter-based generator seeded by ``seed`` (not numpy's
-    global state), so the AEC env and the batched path deal identical games.
-    The module setup draws after the base deal, so the base cards and nobles
-    of a seed are the same with or without modules.
-    """
-    s[:] = 0
-    rng = np.empty(1, dtype=np.uint64)
-    rng[0] = np.uint64(seed)
-    s[N_PLAYERS] = num_players
-    s[MAX_TURNS] = max_turns
-    gems = 4 if num_players == 2 else (5 if num_players == 3 else 7)
-    for c in range(5):
-        s[BANK + c] = gems
-    s[BANK + 5] = GOLD_TOKENS
-    for lvl in range(3):
-        base = DECK + lvl * DECK_CAPACITY
-        n = LEVEL_SIZES[lvl]
-        for i in range(DECK_CAPACITY):
-            s[base + i] = -1
-        for i in range(n):
-            s[base + i] = LEVEL_OFFSETS[lvl] + i
-        shuffle(s[base : base + n], n, rng)
-        s[DECK_COUNT + lvl] = n
-        for slot in range(MARKET_SLOTS):
-            s[MARKET + lvl * MARKET_SLOTS + slot] = draw_card(s, lvl)
-    nobles = np.arange(NUM_NOBLES)
-    shuffle(nobles, NUM_NOBLES, rng)
-    for k in range(NOBLE_SLOTS):
-        s[NOBLE_ID + k] = nobles[k] if k < num_players + 1 else -1
-        s[NOBLE_OWNER + k] = -1
-    for c in range(NUM_CARDS):
-        s[CARD_OWNER + c] = -1
-    for p in range(MAX_PLAYERS):
-        po = player_offset(p)
-        for r in range(MAX_RESERVED):
-            s[po + P_RESERVED + r] = -1
-    s[CURRENT] = 0
-    s[PHASE] = PHASE_MAIN
-    if modules != 0:
-        _setup_modules(s, num_players, modules, rng)
-
-
-@njit(cache=True)
-def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarray) -> None:
-    """Module fields: Orient decks and market, cities (replacing nobles), strongholds."""
-    s[MODULES] = modules
-    for i in range(OMARKET, STATE_SIZE_ALL):
-        s[i] = 0
-    for i in range(3 * ORIENT_SLOTS):
-        s[OMARKET + i] = -1
-    for i in range(3 * ORIENT_LEVEL_SIZE):
-        s[ODECK + i] = -1
-    for i in range(NUM_ORIENT):
-        s[OCARD_OWNER + i] = -1
-        s[PAIR_HOST + i] = -1
-    for k in range(CITIES_ON_OFFER):
-        s[CITY_ID + k] = -1
-        s[CITY_OWNER + k] = -1
-    if modules & MOD_ORIENT:
-        for lvl in range(3):
-            base = ODECK + lvl * ORIENT_LEVEL_SIZE
-            for i in range(ORIENT_LEVEL_SIZE):
-                s[base + i] = ORIENT_OFFSETS[lvl] + i
-            shuffle(s[base : base + ORIENT_LEVEL_SIZE], ORIENT_LEVEL_SIZE, rng)
-            s[ODECK_COUNT + lvl] = ORIENT_LEVEL_SIZE
-            for k in range(ORIENT_SLOTS):
-                s[OMARKET + lvl * ORIENT_SLOTS + k] = draw_from(s, 3 + lvl)
-    if modules & MOD_CITIES:
-        for k in range(NOBLE_SLOTS):
-            s[NOBLE_ID + k] = -1
-            s[NOBLE_OWNER + k] = -1
-        tiles = np.arange(NUM_CITY_TILES)
-        shuffle(tiles, NUM_CITY_TILES, rng)
-        for k in range(CITIES_ON_OFFER):
-            s[CITY_ID + k] = CITY_SIDES[tiles[k], rand_below(rng, 2)]
-    if modules & MOD_STRONGHOLDS:
-        for p in range(num_players):
-            s[SH_SUPPLY + p] = STRONGHOLDS
-    _clear_pending(s)
 
 
 @njit(cache=True)
@@ -421,6 +301,8 @@ def new_state(
     """A freshly dealt game as a state array (validated arguments)."""
     validate_setup_args(num_players, seed, max_turns)
     bits = parse_modules(modules)
+    from .deal import setup  # the deal calls the module files, which build on this file
+
     s = np.zeros(state_size(bits), dtype=np.int32)
     setup(s, num_players, seed, max_turns, bits)
     return s
@@ -443,66 +325,7 @@ def validate_setup_args(num_players: Any, seed: Any, max_turns: Any) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Derived fields and invariants (snapshots live in splendor_env/snapshot.py)
-
-
-def _owners(s: np.ndarray) -> np.ndarray:
-    """Owner code of every card id this game can hold (90 base, 120 with modules)."""
-    if s[MODULES] == 0:
-        return s[CARD_OWNER : CARD_OWNER + NUM_CARDS]
-    return np.concatenate([s[CARD_OWNER : CARD_OWNER + NUM_CARDS], s[OCARD_OWNER : OCARD_OWNER + NUM_ORIENT]])
-
-
-def recompute_derived(s: np.ndarray) -> None:
-    """Recompute bonuses, prestige and purchase counts from cards, pairs, nobles and trading posts."""
-    n = int(s[N_PLAYERS])
-    mods = int(s[MODULES])
-    owners = _owners(s)
-    for p in range(n):
-        po = PLAYERS + p * PLAYER_SIZE
-        mine = np.flatnonzero(owners == p)
-        bonus = np.zeros(5, dtype=np.int64)
-        for c in mine:
-            colour = int(ALL_CARD_COLOUR[c])
-            if colour >= 0:
-                bonus[colour] += ALL_CARD_BONUS[c]
-            elif c >= NUM_CARDS and s[PAIR_HOST + c - NUM_CARDS] >= 0 if mods else False:
-                bonus[ALL_CARD_COLOUR[s[PAIR_HOST + c - NUM_CARDS]]] += 1
-        s[po + P_BONUS : po + P_BONUS + 5] = bonus
-        s[po + P_CARDS] = len(mine)
-        nobles = [s[NOBLE_ID + k] for k in range(NOBLE_SLOTS) if s[NOBLE_OWNER + k] == p]
-        s[po + P_NOBLES] = len(nobles)
-        prestige = int(ALL_CARD_POINTS[mine].sum()) + int(sum(NOBLE_POINTS[k] for k in nobles))
-        if mods:
-            prestige += trading_post_points(int(s[TP_HELD + p]))
-        s[po + P_PRESTIGE] = prestige
-
-
-def trading_post_points(held: int) -> int:
-    """Prestige from the points trading post: 1 per trading post held, if it is held."""
-    return bin(held).count("1") if held >> TP_POINTS & 1 else 0
-
-
-def _phase_problems(s: np.ndarray, n: int) -> list[str]:
-    """Header fields a reachable position always satisfies (so the mask is never empty mid-game)."""
-    problems = []
-    phase, cur = int(s[PHASE]), int(s[CURRENT])
-    last_phase = len(PHASE_NAMES) - 1 if s[MODULES] else PHASE_TRUNCATED
-    if not 0 <= phase <= last_phase or not 0 <= cur < n:
-        return [f"phase {phase} or current player {cur} out of range"]
-    if s[TURN] < 0 or s[PASSES] < 0:
-        problems.append("turn and consecutive passes must be non-negative")
-    po = PLAYERS + cur * PLAYER_SIZE
-    if phase == PHASE_DISCARD and s[po + P_TOKENS : po + P_TOKENS + 6].sum() <= TOKEN_LIMIT:
-        problems.append("discard phase but the player on move holds at most 10 tokens")
-    if phase == PHASE_NOBLE and qualifying_nobles(s, po) < 2:
-        problems.append("noble phase but fewer than 2 nobles on offer qualify for the player on move")
-    outcome = s[OUTCOME : OUTCOME + MAX_PLAYERS]
-    if outcome[n:].any() or not np.isin(outcome, (0, 1)).all():
-        problems.append(f"outcome {outcome.tolist()} marks seats outside the game")
-    elif phase != PHASE_GAME_OVER and outcome.any():
-        problems.append("winners set before the game is over")
-    return problems
+# Derived facts that snapshots and invariants share
 
 
 def qualifying_nobles(s: np.ndarray, po: int) -> int:
@@ -515,197 +338,20 @@ def qualifying_nobles(s: np.ndarray, po: int) -> int:
     )
 
 
-def check_invariants(s: np.ndarray) -> list[str]:
-    """Conservation and consistency checks; returns a list of problems (empty = ok).
-
-    Every card is in exactly one place (a deck, the market, a reserve, bought,
-    or with modules the Orient market and decks, a pending draw or the box),
-    every card sits at its own level, tokens add up to the setup totals,
-    strongholds add up to 3 per player, counts are non-negative and derived
-    fields agree with the cards.
-    """
-    problems: list[str] = []
-    n = int(s[N_PLAYERS])
-    if n not in GEMS_FOR_PLAYERS:
-        return [f"num_players {n} is not 2, 3 or 4"]
-    mods = int(s[MODULES])
-    if mods & ~ALL_MODULES or len(s) != state_size(mods):
-        return [f"modules bitmask {mods} does not match a state array of length {len(s)}"]
-    ncards = NUM_ALL_CARDS if mods & MOD_ORIENT else NUM_CARDS
-    seen = np.zeros(NUM_ALL_CARDS, dtype=np.int64)
-
-    def place(card: int, where: str, level: int | None = None) -> None:
-        if not 0 <= card < ncards:
-            problems.append(f"{where}: card id {card} out of range")
-            return
-        seen[card] += 1
-        if level is not None and ALL_CARD_LEVEL[card] != level:
-            problems.append(f"{where}: card {card} is level {ALL_CARD_LEVEL[card] + 1}, not {level + 1}")
-
-    for lvl in range(3):
-        cnt = int(s[DECK_COUNT + lvl])
-        if not 0 <= cnt <= LEVEL_SIZES[lvl]:
-            problems.append(f"deck level {lvl + 1} count {cnt} out of range")
-            cnt = 0
-        for i in range(cnt):
-            c = int(s[DECK + lvl * DECK_CAPACITY + i])
-            place(c, f"deck level {lvl + 1}", lvl)
-            if c >= NUM_CARDS:
-                problems.append(f"Orient card {c} in a base deck")
-        for k in range(MARKET_SLOTS):
-            c = int(s[MARKET + lvl * MARKET_SLOTS + k])
-            if c >= 0:
-                place(c, f"market L{lvl + 1} slot {k + 1}", lvl)
-                if c >= NUM_CARDS:
-                    problems.append(f"Orient card {c} in the base market")
-    if mods:
-        for lvl in range(3):
-            cnt = int(s[ODECK_COUNT + lvl])
-            if not 0 <= cnt <= ORIENT_LEVEL_SIZE:
-                problems.append(f"orient deck level {lvl + 1} count {cnt} out of range")
-                cnt = 0
-            for i in range(cnt):
-                c = int(s[deck_addr(3 + lvl) + i])
-                place(c, f"orient deck level {lvl + 1}", lvl)
-                if c < NUM_CARDS:
-                    problems.append(f"base card {c} in an Orient deck")
-            for k in range(ORIENT_SLOTS):
-                c = int(s[OMARKET + lvl * ORIENT_SLOTS + k])
-                if c >= 0:
-                    place(c, f"orient market L{lvl + 1} slot {k + 1}", lvl)
-                    if c < NUM_CARDS:
-                        problems.append(f"base card {c} in the Orient market")
-        for addr in (PD_DRAWN0, PD_DRAWN1):
-            if s[addr] >= 0:
-                place(int(s[addr]), "drawn by the draw-two trading post")
-    for p in range(n):
-        po = PLAYERS + p * PLAYER_SIZE
-        held = [int(c) for c in s[po + P_RESERVED : po + P_RESERVED + MAX_RESERVED]]
-        nres = sum(c >= 0 for c in held)
-        if any(c < 0 for c in held[:nres]):
-            problems.append(f"player {p}: reserved cards are not packed at the front")
-        for c in held:
-            if c >= 0:
-                place(c, f"player {p} reserve")
-    owners = _owners(s)
-    for c in range(len(owners)):
-        o = int(owners[c])
-        if o >= n or o < (BOX if mods else -1):
-            problems.append(f"card {c} owned by invalid seat {o}")
-        elif o >= 0 or o == BOX:
-            seen[c] += 1
-    missing = np.flatnonzero(seen[:ncards] == 0)
-    dup = np.flatnonzero(seen > 1)
-    if len(missing):
-        problems.append(f"cards missing: {missing.tolist()}")
-    if len(dup):
-        problems.append(f"cards in two places: {dup.tolist()}")
-    if mods and not mods & MOD_ORIENT and (owners[NUM_CARDS:] != -1).any():
-        problems.append("Orient cards owned in a game without the Orient")
-    total = s[BANK : BANK + 6].astype(np.int64).copy()
-    for p in range(n):
-        po = PLAYERS + p * PLAYER_SIZE
-        total += s[po + P_TOKENS : po + P_TOKENS + 6]
-        if (s[po + P_TOKENS : po + P_TOKENS + 6] < 0).any():
-            problems.append(f"player {p} holds a negative token count")
-    if (s[BANK : BANK + 6] < 0).any():
-        problems.append("bank holds a negative token count")
-    expected = [GEMS_FOR_PLAYERS[n]] * 5 + [GOLD_TOKENS]
-    if total.tolist() != expected:
-        problems.append(f"tokens not conserved: totals {total.tolist()}, expected {expected}")
-    ids = [int(s[NOBLE_ID + k]) for k in range(NOBLE_SLOTS) if s[NOBLE_ID + k] >= 0]
-    if len(set(ids)) != len(ids) or any(i >= NUM_NOBLES for i in ids):
-        problems.append(f"noble ids invalid or repeated: {ids}")
-    for k in range(NOBLE_SLOTS):
-        o = int(s[NOBLE_OWNER + k])
-        if not -1 <= o < n or (o >= 0 and s[NOBLE_ID + k] < 0):
-            problems.append(f"noble slot {k + 1} owned by invalid seat {o}")
-    problems += _phase_problems(s, n)
-    if mods:
-        problems += _check_module_invariants(s, n, mods, owners)
-        if not problems and s[PHASE] not in (PHASE_GAME_OVER, PHASE_TRUNCATED):
-            # Only on an otherwise sound array: the compiled rules do not bounds-check.
-            from .actions import NUM_ACTIONS_ALL  # both import this module
-            from .rules import legal_mask
-
-            if legal_mask(s, np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)) == 0:
-                problems.append(f"no legal action in phase {PHASE_NAMES[s[PHASE]]} mid-game")
-    derived = s.copy()
-    recompute_derived(derived)
-    if not np.array_equal(derived, s):
-        problems.append("bonuses, prestige or counts disagree with the purchased cards and nobles")
-    return problems
-
-
-def _check_module_invariants(s: np.ndarray, n: int, mods: int, owners: np.ndarray) -> list[str]:
-    problems: list[str] = []
-    ranges = (
-        (PD_STAGE, 0, STAGE_END),
-        (PD_SAC_CARD, -1, NUM_ALL_CARDS - 1),
-        (PD_SAC_LEFT, 0, 2),
-        (PD_PAIR, -1, NUM_ALL_CARDS - 1),
-        (PD_FREE_LEVEL, -1, 1),
-        (PD_TP_TOKEN, 0, 1),
-        (PD_EXTRA_EXCL, -1, 4),
-        (PD_SH, 0, 1),
-        (PD_REFILL, 0, (1 << ALL_SLOTS) - 1),
-        (PD_CONQ, 0, 1),
-        (PD_DRAWN_DECK, -1, 5),
-    )
-    for addr, lo, hi in ranges:
-        if not lo <= s[addr] <= hi:
-            problems.append(f"pending field at {addr} holds {int(s[addr])}, outside {lo}..{hi}")
-    if (s[PD_DRAWN0] >= 0) != (s[PD_DRAWN_DECK] >= 0) or (s[PD_DRAWN0] >= 0) != (s[PD_DRAWN1] >= 0):
-        problems.append("draw-two pending record incomplete")
-    for k in range(CITIES_ON_OFFER):
-        if not -1 <= s[CITY_ID + k] < len(CITY_SIDES) * 2 or not -1 <= s[CITY_OWNER + k] < n:
-            problems.append(f"city slot {k + 1} holds an invalid city or owner")
-    for q in range(MAX_PLAYERS):
-        if not 0 <= s[TP_HELD + q] < 1 << len(TRADING_POSTS):
-            problems.append(f"player {q}: invalid trading-post bitmask")
-    if mods & MOD_CITIES and any(s[NOBLE_ID + k] >= 0 for k in range(NOBLE_SLOTS)):
-        problems.append("nobles on offer in a game with Cities")
-    for i in range(NUM_ORIENT):
-        host = int(s[PAIR_HOST + i])
-        card = NUM_CARDS + i
-        if host < 0:
-            continue
-        if ALL_CARD_EFFECT[card] not in (EFFECT_PAIR, EFFECT_PAIR_FREE_L1):
-            problems.append(f"card {card} is not a pair card but has a host")
-        elif not 0 <= host < NUM_ALL_CARDS or owners[card] < 0 or owners[host] != owners[card]:
-            problems.append(f"pair card {card} attached to card {host} of another owner")
-        elif ALL_CARD_COLOUR[host] < 0:
-            problems.append(f"pair card {card} attached to card {host} that has no colour")
-    cities = [int(s[CITY_ID + k]) for k in range(CITIES_ON_OFFER) if s[CITY_ID + k] >= 0]
-    if len(set(cities)) != len(cities):
-        problems.append(f"cities repeated: {cities}")
-    claimed = [int(s[CITY_OWNER + k]) for k in range(CITIES_ON_OFFER) if s[CITY_OWNER + k] >= 0]
-    if len(set(claimed)) != len(claimed) or any(q >= n for q in claimed):
-        problems.append(f"a player holds two cities, or a city has an invalid owner: {claimed}")
-    for q in range(MAX_PLAYERS):
-        on_board = int(s[SH_ON + q : SH_ON + ALL_SLOTS * MAX_PLAYERS : MAX_PLAYERS].sum())
-        supply = int(s[SH_SUPPLY + q])
-        want = STRONGHOLDS if (mods & MOD_STRONGHOLDS and q < n) else 0
-        if supply < 0 or on_board + supply != want:
-            problems.append(
-                f"player {q}: strongholds not conserved ({supply} in supply, {on_board} on cards)"
-            )
-    for m in range(ALL_SLOTS):
-        row = s[SH_ON + m * MAX_PLAYERS : SH_ON + (m + 1) * MAX_PLAYERS]
-        if (row < 0).any() or (row > 0).sum() > 1:
-            problems.append(f"market slot {m}: strongholds of several players or negative counts")
-        elif row.sum() and s[slot_addr(m)] < 0:
-            problems.append(f"market slot {m}: strongholds on an empty slot")
-    for q in range(n, MAX_PLAYERS):
-        if s[TP_HELD + q]:
-            problems.append(f"absent seat {q} holds trading posts")
-    return problems
+_MOVED = {
+    "to_dict": "snapshot",
+    "from_dict": "snapshot",
+    "setup": "deal",
+    "check_invariants": "invariants",
+    "recompute_derived": "invariants",
+    "trading_post_points": "invariants",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``state.to_dict`` / ``state.from_dict`` moved to :mod:`splendor_env.snapshot`; still importable here."""
-    if name in ("to_dict", "from_dict"):
-        from . import snapshot
+    """Names that moved to their own files (snapshots, the deal, invariants) are still importable here."""
+    if name in _MOVED:
+        import importlib
 
-        return getattr(snapshot, name)
+        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,6 +39,7 @@ from numba import njit
 
 from . import state as st
 from .actions import num_actions
+from .deal import setup
 from .env import OBS_HIGH, EnvConfig
 from .observation import obs_dim, observe
 from .rng import rand_below
@@ -58,7 +59,7 @@ def _refresh(states, env_ids, obs, masks, players):  # pragma: no cover - compil
 @njit(cache=True)
 def _reset_games(states, env_ids, seeds, num_players, max_turns, modules):  # pragma: no cover - compiled
     for i in range(env_ids.shape[0]):
-        st.setup(states[env_ids[i]], num_players, seeds[i], max_turns, modules)
+        setup(states[env_ids[i]], num_players, seeds[i], max_turns, modules)
 
 
 @njit(cache=True)
@@ -112,7 +113,7 @@ def _step(
             for q in range(n):
                 observe(s, q, final_obs[b, q])
             final_states[b, :] = s
-            st.setup(s, n, next_seed[0], max_turns, modules)
+            setup(s, n, next_seed[0], max_turns, modules)
             next_seed[0] += 1
         q = s[st.CURRENT]
         players[b] = q
