@@ -122,3 +122,26 @@ def test_a_claimed_city_leaves_the_supply() -> None:
     assert obs[O_MSEATS + MODULE_SEAT_DIM + 1] == 1, "claimed by player 0 (seat block 1 for observer 1)"
     s = play(s, TAKE3)
     assert city_owner(s, 2) == 0 and phase_of(s) == "game_over" and st.to_dict(s)["winners"] == [0]
+
+
+def test_city_holders_tied_on_prestige_and_cards_share_the_victory() -> None:
+    # Player 1: 13 prestige, 3 white 4 blue (city 1), 9 cards, like player 0 with city 0.
+    p1 = [75, 76, 48, 45, *base_cards(WHITE)[:2], *base_cards(BLUE)[:1], *base_cards(GREEN)[:2]]
+    s = _p0_claims_city0().give(1, *p1).cities(0, 1, 9).build()
+    assert prestige_of(s, 0) == prestige_of(s, 1) == 13
+    assert [s[st.player_offset(p) + st.P_CARDS] for p in range(2)] == [9, 9]
+    s = play(s, TAKE3, TAKE3)
+    assert city_owner(s, 0) == 0 and city_owner(s, 1) == 1
+    assert phase_of(s) == "game_over" and st.to_dict(s)["winners"] == [0, 1]
+
+
+def test_city_bonuses_count_cards_never_tokens() -> None:
+    # 13 prestige, 3 red and 3 black bonuses, 4 red tokens: city 0 (13, 4 red 3 black) must not come.
+    cards = [*base_cards(RED)[:2], 63, *base_cards(BLACK)[:3], 73, 77]
+    s = Position(modules=CI).give(0, *cards).tokens(0, "4R").cities(0, 1, 9).build()
+    assert prestige_of(s, 0) == 13
+    s = play(s, TAKE3)
+    assert city_owner(s, 0) == -1 and s[st.FINAL_ROUND] == 0
+    # Control: with a fourth red card the same move claims it.
+    s = Position(modules=CI).give(0, *cards, base_cards(RED)[2]).tokens(0, "4R").cities(0, 1, 9).build()
+    assert city_owner(play(s, TAKE3), 0) == 0

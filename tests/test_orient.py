@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 from helpers import (
     Position,
+    bank_of,
     base_cards,
     bonus_of,
     deck,
@@ -30,6 +32,7 @@ from splendor_env.actions import (
     TAKE3,
 )
 from splendor_env.cards import ALL_CARD_EFFECT, ALL_CARD_LEVEL, EFFECTS, NOBLE_REQ, NUM_CARDS
+from splendor_env.observation import O_CARDS_COLOUR, OBS_DIM_ALL, observe
 
 OR = ("orient",)
 WHITE, BLUE, GREEN, RED, BLACK = range(5)
@@ -259,10 +262,6 @@ def test_double_gold_payment_never_spends_an_unneeded_token() -> None:
 
 def test_observation_counts_cards_per_colour_not_bonuses() -> None:
     """A double-bonus card is one card (two bonuses); a pair card counts in its host's colour."""
-    import numpy as np
-
-    from splendor_env.observation import O_CARDS_COLOUR, OBS_DIM_ALL, observe
-
     black, red, red2 = base_cards(BLACK)[0], base_cards(RED)[0], base_cards(RED)[1]
     s = orient().give(0, black, red, DOUBLE_BONUS_BLACK).pair(0, PAIR, red).give(1, red2).build()
     assert bonus_of(s, 0)[BLACK] == 3 and bonus_of(s, 0)[RED] == 2
@@ -270,4 +269,28 @@ def test_observation_counts_cards_per_colour_not_bonuses() -> None:
     observe(s, 1, obs)  # seat 1 observes: its own block first, then seat 0
     mine, theirs = obs[O_CARDS_COLOUR : O_CARDS_COLOUR + 5], obs[O_CARDS_COLOUR + 5 : O_CARDS_COLOUR + 10]
     assert theirs.tolist() == [0, 0, 0, 2, 2] and mine.tolist() == [0, 0, 0, 1, 0]
-    # The opponent can pay a "sacrifice 2 red" card: two red cards (one of them the pair).
+
+
+def test_unused_virtual_gold_is_lost() -> None:
+    """1 short: one virtual gold pays, the other is not kept (no gold token, nothing for later)."""
+    whites = base_cards(WHITE)[:2]
+    s = orient().give(0, DOUBLE_GOLD, *whites).slot(0, 25).build()  # 25 costs 3 white: 2 bonuses + 1
+    s = play(s, BUY_DG_MARKET + 0)
+    assert owner_of(s, 25) == 0 and owner_of(s, DOUBLE_GOLD) == st.BOX
+    assert tokens_of(s, 0) == [0] * 6 and bank_of(s)[5] == 5
+
+
+def test_sacrifice_never_uses_reserved_cards() -> None:
+    reds = base_cards(RED)[:2]
+    s = orient().give(0, reds[0]).reserve(0, reds[1]).slot(16, SAC_RED).build()
+    assert rules.illegal_reason(s, BUY_OMARKET + 4) == rules.R_CANNOT_SACRIFICE
+
+
+def test_a_pair_counts_as_a_card_of_its_hosts_colour_for_a_sacrifice() -> None:
+    """One red card with a pair attached: two red cards to sacrifice, the pair going first."""
+    red = base_cards(RED)[0]
+    s = orient().give(0, red).pair(0, PAIR, red).slot(16, SAC_RED).build()
+    assert BUY_OMARKET + 4 in legal(s)
+    s = play(s, BUY_OMARKET + 4)
+    assert owner_of(s, PAIR) == owner_of(s, red) == st.BOX and owner_of(s, SAC_RED) == 0
+    assert phase_of(s) == "main" and bonus_of(s, 0) == [0, 0, 0, 0, 1]

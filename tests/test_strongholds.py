@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
-from helpers import Position, base_cards, legal, owner_of, phase_of, play, tokens_of
+from helpers import (
+    G,
+    K,
+    Position,
+    U,
+    W,
+    base_cards,
+    legal,
+    owner_of,
+    phase_of,
+    play,
+    prestige_of,
+    take3,
+    tokens_of,
+)
 
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import (
     BUY_MARKET,
+    BUY_RESERVED,
     CONQUEST,
     NUM_SLOTS,
     RESERVE_MARKET,
@@ -134,3 +149,48 @@ def test_conquest_purchase_uses_bonuses_gained_this_turn() -> None:
     s = pos.tokens(0, "2G 2K 2U").build()
     s = play(s, BUY_MARKET + 1, SH_PLACE + 0)  # the blue bonus makes the white card affordable
     assert CONQUEST + 1 in legal(s)
+
+
+def test_buying_a_reserved_card_is_also_followed_by_a_stronghold_action() -> None:
+    s = strongholds().reserve(0, CHEAP).tokens(0, "3W").build()
+    s = play(s, BUY_RESERVED + 0)
+    assert owner_of(s, CHEAP) == 0 and phase_of(s) == "stronghold"
+    assert legal(s) == {SH_PLACE + m for m in range(12)}, "no market slot was emptied"
+    s = play(s, SH_PLACE + 5)
+    assert on(s, 5, 0) == 1 and phase_of(s) == "main" and s[st.CURRENT] == 1
+
+
+def test_occupier_buying_the_card_takes_its_strongholds_back() -> None:
+    s = strongholds().slot(0, CHEAP).tokens(1, "3W").stronghold(0, 1, 2).current(1).build()
+    s = play(s, BUY_MARKET + 0)
+    assert owner_of(s, CHEAP) == 1 and on(s, 0, 1) == 0 and supply(s, 1) == 3
+    assert phase_of(s) == "stronghold", "then the usual stronghold action"
+
+
+def test_conquest_after_reserving() -> None:
+    card = 63  # L2 red 3 points, costs 6 red
+    s = strongholds(4).slot(4, card).stronghold(4, 0, 3).tokens(0, "6R").build()
+    reserved = int(s[st.MARKET + 0])
+    s = play(s, RESERVE_MARKET + 0)
+    assert phase_of(s) == "conquest" and CONQUEST + 1 in legal(s)
+    s = play(s, CONQUEST + 1, SH_PLACE + 5)
+    d = st.to_dict(s)
+    assert d["players"][0]["reserved"] == [{"card": reserved, "blind": False}] and owner_of(s, card) == 0
+    assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1], "the reserve's gold is kept: red tokens paid"
+
+
+def test_conquest_may_pay_with_tokens_taken_this_turn() -> None:
+    s = strongholds().slot(0, CHEAP).stronghold(0, 0, 3).tokens(0, "2W").build()  # CHEAP costs 3 white
+    s = play(s, take3(W, U, G))
+    assert phase_of(s) == "conquest", "the white just taken makes the card affordable"
+    s = play(s, CONQUEST + 1)
+    assert owner_of(s, CHEAP) == 0 and tokens_of(s, 0) == [0, 1, 1, 0, 0, 0]
+
+
+def test_conquest_comes_before_the_noble_check() -> None:
+    # 4 white 3 blue bonuses; the conquered card 14 (blue, 1W 2G 2R) completes noble 0 (4W 4U).
+    cards = [*base_cards(WHITE)[:4], *base_cards(BLUE)[:3]]
+    pos = strongholds().give(0, *cards).slot(0, 14).stronghold(0, 0, 3).tokens(0, "2G 2R").nobles(0, 5, 3)
+    s = play(pos.build(), take3(W, U, K), CONQUEST + 1, SH_PLACE + 1)
+    assert owner_of(s, 14) == 0 and prestige_of(s, 0) == 3, "noble 0 visits at the end of the same turn"
+    assert st.to_dict(s)["players"][0]["nobles"] == [0]

@@ -8,6 +8,7 @@ from helpers import Position, base_cards, bonus_of, deck, legal, phase_of, play,
 from splendor_env import state as st
 from splendor_env.actions import (
     BUY_MARKET,
+    CHOOSE_NOBLE,
     CHOOSE_TRADING_POST,
     KEEP_DRAWN,
     RESERVE_DECK,
@@ -164,3 +165,23 @@ def test_points_post_gives_one_point_per_post_and_counts_for_the_end() -> None:
     assert held(s, 0) == (1 << 2) | (1 << 4)
     assert prestige_of(s, 0) == 15, "1 point per trading post held, this one included"
     assert s[st.FINAL_ROUND] == 1, "trading-post points count towards the 15-point end"
+
+
+def test_every_player_may_take_the_same_trading_post() -> None:
+    """Each power's column holds a tile per player: all four players get the 2-white post."""
+    whites = base_cards(WHITE)[:8]
+    pos = tp(4)
+    for p in range(4):
+        pos.give(p, *whites[2 * p : 2 * p + 2])
+    s = play(pos.build(), TAKE3, TAKE3, TAKE3, TAKE3)
+    assert [held(s, p) for p in range(4)] == [1 << 2] * 4
+
+
+def test_trading_posts_are_checked_after_the_nobles() -> None:
+    # 4 white, 4 blue, 3 green: nobles 0 (4W 4U) and 5 (3W 3U 3G) qualify, and the 2-white post.
+    cards = [*base_cards(WHITE)[:4], *base_cards(BLUE)[:4], *base_cards(GREEN)[:3]]
+    s = tp().give(0, *cards).nobles(0, 5, 3).build()
+    s = play(s, TAKE3)
+    assert phase_of(s) == "noble" and held(s, 0) == 0, "the noble choice comes first"
+    s = play(s, CHOOSE_NOBLE + 1)
+    assert held(s, 0) == 1 << 2 and phase_of(s) == "main" and s[st.CURRENT] == 1
