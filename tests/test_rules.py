@@ -48,6 +48,7 @@ from helpers import (
 
 from splendor_env import rules
 from splendor_env import state as st
+from splendor_env.actions import PAIR_TARGET
 from splendor_env.cards import (
     CARD_COLOUR,
     CARD_COST,
@@ -861,3 +862,15 @@ def test_position_places_module_pieces() -> None:
     assert [d["players"][p]["stronghold_supply"] for p in range(2)] == [1, 2]
     assert d["nobles"] == [], "no nobles with Cities"
     assert st.check_invariants(s) == []
+
+
+def test_position_sets_the_phase_and_a_pending_decision() -> None:
+    discarding = Position(2).tokens(0, "4W 4U 3G").phase("discard").build()
+    assert phase_of(discarding) == "discard" and legal(discarding) == {discard(W), discard(U), discard(G)}
+    # Mid-turn in the Orient: pair card 95 bought from slot 12, waiting for its host, slot 12 to refill.
+    green, red = base_cards(G)[0], base_cards(R)[0]
+    pos = Position(2, modules=("orient",)).give(0, green, red, 95).empty_slot(12)
+    s = pos.phase("pair_target", pair_card=95, refill_slots=1 << 12).build()
+    assert legal(s) == {PAIR_TARGET + green, PAIR_TARGET + red}
+    s = play(s, PAIR_TARGET + red)
+    assert bonus_of(s, 0) == [0, 0, 1, 2, 0] and s[st.OMARKET] >= 0 and phase_of(s) == "main"
