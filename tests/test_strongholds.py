@@ -121,12 +121,15 @@ def test_conquest_after_the_main_action_before_token_limit_and_nobles() -> None:
     assert tokens_of(s, 0) == [1, 1, 1, 0, 4, 0] and phase_of(s) == "main", "7 tokens: no discard needed"
 
 
-def test_conquest_may_be_declined_and_needs_the_price() -> None:
+def test_conquest_may_be_declined() -> None:
     card = 63
     s = strongholds(4).slot(4, card).stronghold(4, 0, 3).tokens(0, "6R").build()
     s = play(s, TAKE3, CONQUEST + 0)
     assert owner_of(s, card) == -1 and s[st.CURRENT] == 1
-    # Not affordable: the conquest is not offered at all.
+
+
+def test_conquest_is_not_offered_without_the_price() -> None:
+    card = 63
     s = strongholds(4).slot(4, card).stronghold(4, 0, 3).tokens(0, "2R").build()
     s = play(s, TAKE3)
     assert phase_of(s) == "main" and s[st.CURRENT] == 1

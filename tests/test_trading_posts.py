@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
-from helpers import Position, base_cards, bonus_of, deck, legal, phase_of, play, prestige_of, tokens_of
+from helpers import (
+    Position,
+    bank_of,
+    base_cards,
+    bonus_of,
+    deck,
+    legal,
+    owner_of,
+    phase_of,
+    play,
+    prestige_of,
+    tokens_of,
+)
 
 from splendor_env import state as st
 from splendor_env.actions import (
@@ -40,13 +52,18 @@ def held(s: np.ndarray, p: int) -> int:
     return int(s[st.TP_HELD + p])
 
 
-def test_trading_post_claimed_automatically_at_end_of_turn_and_kept() -> None:
+def test_trading_post_claimed_automatically_at_end_of_turn() -> None:
     s = tp().give(0, *base_cards(WHITE)[:2]).build()  # 2 white: the extra-token post
     s = play(s, TAKE3)
     assert held(s, 0) == 1 << 2 and phase_of(s) == "main" and s[st.CURRENT] == 1
+
+
+def test_trading_post_is_kept_and_never_taken_twice() -> None:
+    s = tp().give(0, *base_cards(WHITE)[:2]).build()
+    s = play(s, TAKE3)
     # Kept for the rest of the game: never claimed twice, and no second tile of the same power.
     s = play(s, TAKE3, TAKE3)
-    assert held(s, 0) == 1 << 2
+    assert held(s, 0) == 1 << 2 and phase_of(s) == "main"
 
 
 def test_several_trading_posts_qualify_player_chooses_one_per_turn() -> None:
@@ -123,7 +140,7 @@ def test_two_of_a_kind_still_needs_four_in_the_bank() -> None:
     assert TAKE2_SAME + RED not in legal(s)
 
 
-def test_gold_counts_double_when_buying_with_no_change() -> None:
+def test_gold_counts_double_when_buying() -> None:
     card = 63  # L2 red, 3 points, costs 6 red
     pos = tp(4).slot(4, card).tokens(0, "3*")
     s = pos.build()
@@ -132,9 +149,18 @@ def test_gold_counts_double_when_buying_with_no_change() -> None:
     assert BUY_MARKET + 4 in legal(s)
     s = play(s, BUY_MARKET + 4)
     assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 0] and bonus_of(s, 0)[RED] == 1
-    # Overpayment gives no change: 5 red owed with 1 red token -> 2 gold, not 1.5.
+
+
+def test_gold_counts_double_gives_no_change() -> None:
+    """5 red owed and no red token: 3 gold (worth 6) pay, and the extra 1 gives nothing back."""
+    pos = tp(4).slot(4, 42).tokens(0, "3*").trading_posts(0, "gold_double")
+    before = pos.build()
+    s = play(before, BUY_MARKET + 4)  # 42: white, costs 5 red
+    assert owner_of(s, 42) == 0 and tokens_of(s, 0) == [0] * 6
+    assert bank_of(s)[5] == bank_of(before)[5] + 3
+    # With 1 red token the 4 left take exactly 2 gold: 1 red + 2 gold, one gold kept.
     pos = tp(4).slot(4, 42).tokens(0, "1R 3*").trading_posts(0, "gold_double")
-    s = play(pos.build(), BUY_MARKET + 4)  # 42: white, costs 5 red
+    s = play(pos.build(), BUY_MARKET + 4)
     assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1]
 
 
