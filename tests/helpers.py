@@ -1,35 +1,69 @@
-"""Helpers shared by the tests: build arbitrary positions in a few readable lines.
+"""Helpers shared by the tests: action ids by name, reading and playing states, random play.
 
-The central one is :func:`make_state`. It starts from a freshly dealt game and
-moves cards and tokens around so that conservation always holds (every card in
-exactly one place, token totals as at setup), then goes through
-``state.from_dict``, so a constructed position is validated exactly like a
-snapshot a user would restore.
+Positions are built with the one builder, :class:`positions.Position` (and its
+keyword form ``make_state`` / ``make_snapshot``), re-exported here so that a test
+imports everything from ``helpers``.
 
 Conventions (the same as the action table): levels and market slots are
-0-based, ``(level, slot)``; colours are white 0, blue 1, green 2, red 3,
-black 4, gold 5. Tokens may be given as a dict (``{"white": 2}``), a list of 5
-or 6 counts, or compact text ``"2W 1U 1*"`` (letters W U G R K *).
+0-based; colours are white 0, blue 1, green 2, red 3, black 4, gold 5.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from positions import Position, ReserveSpec, TokenSpec, base_cards, make_snapshot, make_state, tokens6
 
 import splendor_env
 from splendor_env import rules
 from splendor_env import state as st
-from splendor_env.actions import NUM_ACTIONS
-from splendor_env.cards import CARD_LEVEL, COLOUR_LETTERS, TOKEN_COLOURS
+from splendor_env.actions import num_actions
+from splendor_env.snapshot import from_dict, to_dict
 from splendor_env.vector import VectorEnv
 
-TokenSpec = str | Mapping[str, int] | Sequence[int]
-ReserveSpec = int | tuple[int, bool]
+__all__ = [
+    "G",
+    "GOLD",
+    "K",
+    "PASS",
+    "Position",
+    "R",
+    "ReserveSpec",
+    "TokenSpec",
+    "U",
+    "W",
+    "assert_batched_games_equal_aec_games",
+    "bank_of",
+    "base_cards",
+    "bonus_of",
+    "buy_market",
+    "buy_reserved",
+    "choose_noble",
+    "deck",
+    "discard",
+    "legal",
+    "make_snapshot",
+    "make_state",
+    "market_card",
+    "owner_of",
+    "phase_of",
+    "play",
+    "player",
+    "prestige_of",
+    "random_playout",
+    "refused",
+    "reserve_deck",
+    "reserve_market",
+    "take1",
+    "take2diff",
+    "take2same",
+    "take3",
+    "tokens6",
+    "tokens_of",
+    "with_changes",
+]
 
 # Action ids by name, so that tests read like the rules.
 W, U, G, R, K, GOLD = range(6)
@@ -91,187 +125,37 @@ def choose_noble(k: int) -> int:
 PASS = 71
 
 
-def tokens6(spec: TokenSpec | None) -> list[int]:
-    """Normalise a token spec to 6 counts (white, blue, green, red, black, gold)."""
-    if spec is None:
-        return [0] * 6
-    if isinstance(spec, str):
-        out = [0] * 6
-        for part in spec.split():
-            m = re.fullmatch(r"(\d*)([WUGRK*])", part)
-            if not m:
-                raise ValueError(f"bad token text {part!r} in {spec!r} (use e.g. '2W 1U 1*')")
-            out[COLOUR_LETTERS.index(m.group(2))] += int(m.group(1) or 1)
-        return out
-    if isinstance(spec, Mapping):
-        unknown = set(spec) - set(TOKEN_COLOURS)
-        if unknown:
-            raise ValueError(f"unknown colours {unknown}")
-        return [int(spec.get(c, 0)) for c in TOKEN_COLOURS]
-    counts = [int(x) for x in spec]
-    if len(counts) == 5:
-        counts.append(0)
-    if len(counts) != 6:
-        raise ValueError(f"token list must have 5 or 6 counts, got {counts}")
-    return counts
-
-
-def _as_dict(counts: Sequence[int]) -> dict[str, int]:
-    return {c: int(n) for c, n in zip(TOKEN_COLOURS, counts, strict=True)}
-
-
-def make_snapshot(
-    num_players: int = 2,
-    *,
-    seed: int = 0,
-    bank: TokenSpec | None = None,
-    tokens: Mapping[int, TokenSpec] | None = None,
-    purchased: Mapping[int, Iterable[int]] | None = None,
-    reserved: Mapping[int, Iterable[ReserveSpec]] | None = None,
-    market: Mapping[tuple[int, int], int] | None = None,
-    deck_sizes: Mapping[int, int] | None = None,
-    sink_seat: int | None = None,
-    nobles: Iterable[int] | None = None,
-    player_nobles: Mapping[int, Iterable[int]] | None = None,
-    current: int = 0,
-    phase: str = "main",
-    turn: int | None = None,
-    final_round: bool = False,
-    passes: int = 0,
-    max_turns: int = st.DEFAULT_MAX_TURNS,
-) -> dict[str, Any]:
-    """A snapshot dict of a constructed position (see the module docstring).
-
-    * ``purchased`` / ``reserved`` / ``market`` name cards; each is taken from
-      wherever the fresh deal put it (a deck or a market slot). A market slot
-      emptied that way is refilled from the top of its deck, like in play.
-      ``reserved`` entries are card ids (face up) or ``(card, blind)``.
-      ``market`` maps ``(level, slot)`` to a card id, or -1 for an empty slot.
-    * ``deck_sizes`` ``{level: n}`` shrinks a deck to ``n`` cards (its top
-      cards are kept); the removed cards become purchases of ``sink_seat``
-      (default: the last seat) because every card must be somewhere.
-    * ``bank``: when omitted, the bank holds what the players do not. When
-      given, the tokens neither in the bank nor in an explicit ``tokens`` entry
-      are shared out between the seats without an explicit entry, other than
-      the player on move (who holds nothing unless told).
-    * ``nobles``: ids on offer (default: the deal's); ``player_nobles`` gives
-      nobles already taken, per seat.
-    """
-    d = st.to_dict(st.new_state(num_players, seed, max_turns))
-    purchased = {p: list(cs) for p, cs in (purchased or {}).items()}
-    reserved_norm: dict[int, list[tuple[int, bool]]] = {}
-    for p, items in (reserved or {}).items():
-        reserved_norm[p] = [
-            (int(x), False) if isinstance(x, (int, np.integer)) else (int(x[0]), bool(x[1])) for x in items
-        ]
-    market = dict(market or {})
-
-    placed = [c for cs in purchased.values() for c in cs]
-    placed += [c for items in reserved_norm.values() for c, _ in items]
-    placed += [c for c in market.values() if c >= 0]
-    if len(placed) != len(set(placed)):
-        raise ValueError(f"a card is placed twice: {sorted(placed)}")
-    placed_set = set(placed)
-
-    decks: list[list[int]] = d["decks"]
-    rows: list[list[int]] = d["market"]
-    vacated: list[tuple[int, int]] = []
-    for lvl in range(3):
-        decks[lvl] = [c for c in decks[lvl] if c not in placed_set]
-        for k in range(4):
-            if rows[lvl][k] in placed_set:
-                rows[lvl][k] = -1
-                vacated.append((lvl, k))
-    for (lvl, k), c in market.items():
-        if c >= 0 and CARD_LEVEL[c] != lvl:
-            raise ValueError(f"card {c} is level {CARD_LEVEL[c] + 1}, not {lvl + 1}")
-        old = rows[lvl][k]
-        if old >= 0 and old not in placed_set:
-            decks[lvl].insert(0, old)  # displaced card goes to the bottom of its deck
-        rows[lvl][k] = c
-    for lvl, k in vacated:
-        if (lvl, k) not in market and decks[lvl]:
-            rows[lvl][k] = decks[lvl].pop()
-
-    sink = num_players - 1 if sink_seat is None else sink_seat
-    for lvl, n in (deck_sizes or {}).items():
-        if n > len(decks[lvl]):
-            raise ValueError(f"deck level {lvl + 1} has only {len(decks[lvl])} cards, asked for {n}")
-        cut = len(decks[lvl]) - n
-        purchased.setdefault(sink, []).extend(decks[lvl][:cut])
-        decks[lvl] = decks[lvl][cut:]
-
-    for p in range(num_players):
-        pl = d["players"][p]
-        pl["purchased"] = sorted(purchased.get(p, []))
-        pl["reserved"] = [{"card": c, "blind": b} for c, b in reserved_norm.get(p, [])]
-
-    # Nobles.
-    offer = [n["noble"] for n in d["nobles"]] if nobles is None else list(nobles)
-    owned = {p: list(ns) for p, ns in (player_nobles or {}).items()}
-    entries = [{"noble": int(n), "owner": None} for n in offer]
-    entries += [{"noble": int(n), "owner": p} for p, ns in owned.items() for n in ns]
-    d["nobles"] = entries
-
-    # Tokens: explicit seats, explicit bank, the rest shared out.
-    total = [st.GEMS_FOR_PLAYERS[num_players]] * 5 + [st.GOLD_TOKENS]
-    explicit = {p: tokens6(t) for p, t in (tokens or {}).items()}
-    held = [sum(t[c] for t in explicit.values()) for c in range(6)]
-    if bank is None:
-        bank6 = [total[c] - held[c] for c in range(6)]
-        rest = [0] * 6
-    else:
-        bank6 = tokens6(bank)
-        rest = [total[c] - held[c] - bank6[c] for c in range(6)]
-    if min(bank6) < 0 or min(rest) < 0:
-        raise ValueError(f"more tokens than exist: bank {bank6}, held {held}, total {total}")
-    others = [p for p in range(num_players) if p not in explicit and p != current]
-    if any(rest) and not others:
-        raise ValueError(f"tokens {rest} are in neither the bank nor a player's hands")
-    players_tok = {p: explicit.get(p, [0] * 6) for p in range(num_players)}
-    for c in range(6):
-        for i in range(rest[c]):
-            players_tok[others[i % len(others)]][c] += 1
-    d["bank"] = _as_dict(bank6)
-    for p in range(num_players):
-        d["players"][p]["tokens"] = _as_dict(players_tok[p])
-
-    if turn is None:  # the seat on move is turn % num_players (the last mover once the game is over)
-        turn = current + (1 if phase in ("game_over", "truncated") else 0)
-    d.update(
-        current_player=current,
-        phase=phase,
-        turn=turn,
-        final_round=final_round,
-        consecutive_passes=passes,
-        max_turns=max_turns,
-        winners=[],
-    )
-    return d
-
-
-def make_state(num_players: int = 2, **kw: Any) -> np.ndarray:
-    """A validated state array for a constructed position (see :func:`make_snapshot`)."""
-    return st.from_dict(make_snapshot(num_players, **kw))
-
-
 # ---------------------------------------------------------------------------
 # Reading and playing states
 
 
 def legal(s: np.ndarray) -> set[int]:
-    """The set of legal action ids, from ``legal_mask``."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    """The set of legal action ids, from ``legal_mask``.
+
+    Also checks that ``illegal_reason`` agrees with the mask on every id, so
+    each test that reads the legal actions checks both sides of the engine.
+    """
+    mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
     rules.legal_mask(s, mask)
-    return set(np.flatnonzero(mask).tolist())
+    ids = set(np.flatnonzero(mask).tolist())
+    for a in range(len(mask)):
+        assert (rules.illegal_reason(s, a) == rules.OK) == (a in ids), (
+            f"mask and illegal_reason disagree on {a}"
+        )
+    return ids
 
 
 def play(s: np.ndarray, *actions: int) -> np.ndarray:
-    """A copy of ``s`` after the given actions, each checked legal first."""
+    """A copy of ``s`` after the given actions, each checked legal first and the invariants after it.
+
+    ``s`` itself is never changed, so a test can play several lines from one position.
+    """
     s = s.copy()
     for a in actions:
         reason = rules.step_checked(s, a)
         assert reason == 0, f"action {a} refused: {rules.REASONS[reason] if reason > 0 else reason}"
+        problems = st.check_invariants(s)
+        assert not problems, (a, problems)
     return s
 
 
@@ -280,16 +164,32 @@ def refused(s: np.ndarray, a: int) -> int:
     before = s.copy()
     reason = rules.step_checked(s, a)
     assert np.array_equal(before, s), f"refused action {a} changed the state"
+    assert reason != 0, f"action {a} was accepted"
     return reason
 
 
 def player(s: np.ndarray, seat: int) -> dict[str, Any]:
-    return st.to_dict(s)["players"][seat]
+    """Seat ``seat``'s snapshot entry (tokens, bonuses, prestige, cards, nobles, module pieces)."""
+    return to_dict(s)["players"][seat]
 
 
 def tokens_of(s: np.ndarray, seat: int) -> list[int]:
     po = st.player_offset(seat)
     return s[po + st.P_TOKENS : po + st.P_TOKENS + 6].tolist()
+
+
+def bonus_of(s: np.ndarray, seat: int) -> list[int]:
+    po = st.player_offset(seat)
+    return s[po + st.P_BONUS : po + st.P_BONUS + 5].tolist()
+
+
+def prestige_of(s: np.ndarray, seat: int) -> int:
+    return int(s[st.player_offset(seat) + st.P_PRESTIGE])
+
+
+def owner_of(s: np.ndarray, card: int) -> int:
+    """The seat owning ``card``, -1 if nobody (deck, market, reserve), ``st.BOX`` if boxed."""
+    return int(s[st.owner_addr(card)])
 
 
 def bank_of(s: np.ndarray) -> list[int]:
@@ -304,16 +204,17 @@ def market_card(s: np.ndarray, level: int, slot: int) -> int:
     return int(s[st.MARKET + level * 4 + slot])
 
 
-def deck(s: np.ndarray, level: int) -> list[int]:
-    """A level's deck, bottom first (the last id is the top card)."""
-    return st.to_dict(s)["decks"][level]
+def deck(s: np.ndarray, d: int) -> list[int]:
+    """Deck ``d`` (0-2 base levels, 3-5 Orient levels), bottom first (the last id is the top card)."""
+    snap = to_dict(s)
+    return snap["decks"][d] if d < 3 else snap["orient_decks"][d - 3]
 
 
 def with_changes(s: np.ndarray, **changes: Any) -> np.ndarray:
     """A validated copy of ``s`` with top-level snapshot fields replaced."""
-    d = copy.deepcopy(st.to_dict(s))
+    d = copy.deepcopy(to_dict(s))
     d.update(changes)
-    return st.from_dict(d)
+    return from_dict(d)
 
 
 def random_playout(
@@ -321,7 +222,7 @@ def random_playout(
 ) -> tuple[np.ndarray, list[int]]:
     """Play uniformly random legal actions until the game is over; returns (state, actions)."""
     s = s.copy()
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
     actions: list[int] = []
     for _ in range(max_steps):
         if rules.is_over(s):
