@@ -254,9 +254,11 @@ def _occupied(s: np.ndarray, mods: int, m: int, p: int) -> bool:
 def _buy_reason(s: np.ndarray, mods: int, p: int, po: int, card: int, use_dg: bool) -> int:
     """Whether seat ``p`` may buy ``card``: coloured tokens then gold (base game); in a module game
     the Orient's purchase conditions, with the gold weight of the Trading Posts."""
-    if mods == 0:
-        return OK if can_afford(s, po, card, 1) else R_CANNOT_AFFORD
     w = trading_posts.gold_weight(s, p) if mods & MOD_TRADING_POSTS else 1
+    if (mods & MOD_ORIENT) == 0:  # base cards only, and no double-gold card to spend
+        if use_dg:
+            return R_NO_DOUBLE_GOLD
+        return OK if can_afford(s, po, card, w) else R_CANNOT_AFFORD
     has_dg = use_dg and (mods & MOD_ORIENT) != 0 and orient.double_gold_card(s, p) >= 0
     return orient.buy_reason(s, p, po, card, use_dg, w, has_dg, has_bonus(s, po))
 
@@ -418,19 +420,19 @@ def _main_mask(s: np.ndarray, p: int, po: int, mods: int, mask: np.ndarray) -> i
             if s[deck_count_addr(d)] > 0:
                 mask[RESERVE_DECK + d] = 1
                 n += 1
-    if mods == 0:
+    w = trading_posts.gold_weight(s, p) if mods & MOD_TRADING_POSTS else 1
+    if not orient_on:  # base cards only: coloured tokens, then gold at its weight
         for m in range(BASE_SLOTS):
             card = s[MARKET + m]
-            if card >= 0 and can_afford(s, po, card, 1):
+            if card >= 0 and not (sh and strongholds.blocked(s, m, p)) and can_afford(s, po, card, w):
                 mask[BUY_MARKET + m] = 1
                 n += 1
         for r in range(MAX_RESERVED):
             card = s[po + P_RESERVED + r]
-            if card >= 0 and can_afford(s, po, card, 1):
+            if card >= 0 and can_afford(s, po, card, w):
                 mask[BUY_RESERVED + r] = 1
                 n += 1
         return n
-    w = trading_posts.gold_weight(s, p) if mods & MOD_TRADING_POSTS else 1
     bonus = has_bonus(s, po)
     has_dg = orient_on and orient.double_gold_card(s, p) >= 0
     for m in range(ALL_SLOTS if orient_on else BASE_SLOTS):

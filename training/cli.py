@@ -44,4 +44,4 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"{prog}: error: {message}", file=sys.stderr)
         return 2
-    return int(result or 0)
+    return result if isinstance(result, int) else 0  # a main may return its figures (a dict)

@@ -135,14 +135,23 @@ def decision_mask(s: np.ndarray, p: int, mask: np.ndarray) -> int:
     """The stronghold actions, walking the moves only from the (at most 3) slots holding the player's."""
     n = 0
     supply = s[SH_SUPPLY + p] > 0
+    own0 = own1 = own2 = -1  # the (at most 3) slots holding the player's strongholds
+    for m in range(ALL_SLOTS):
+        if s[SH_ON + m * MAX_PLAYERS + p] > 0:
+            if own0 < 0:
+                own0 = m
+            elif own1 < 0:
+                own1 = m
+            else:
+                own2 = m
     for m in range(ALL_SLOTS):
         if s[slot_addr(m)] < 0 or blocked(s, m, p):
             continue
         if supply:
             mask[SH_PLACE + m] = 1
             n += 1
-        for src in range(ALL_SLOTS):
-            if src != m and s[SH_ON + src * MAX_PLAYERS + p] > 0:
+        for src in (own0, own1, own2):
+            if src >= 0 and src != m:
                 mask[SH_MOVE + src * ALL_SLOTS + m] = 1
                 n += 1
     for m in range(ALL_SLOTS):
