@@ -32,7 +32,7 @@ Rules (RULES.md 7.2), as this engine plays them:
   in the player's prestige everywhere (15-point end, city claims, winner).
 
 Owns (rows tagged ``"trading_posts"`` in :mod:`splendor_env.layout`): state
-``TP_HELD``, ``PD_TP_TOKEN``, ``PD_EXTRA_EXCL``, ``PD_DRAWN0/1``,
+``TP_HELD``, ``PD_TP_TOKEN``, ``PD_EXTRA_EXCL``, ``PD_DRAWN0``, ``PD_DRAWN1``,
 ``PD_DRAWN_DECK``; phases ``trading_post_choice``, ``trading_post_token``,
 ``trading_post_extra_token``, ``keep_drawn_card``; the blocks of the same
 names; observation ``mseat[k].trading_posts``, ``pending_drawn_cards``,
