@@ -125,6 +125,7 @@ S_PRESENT, S_TOKENS, S_BONUS, S_PRESTIGE, S_CARDS, S_NOBLES, S_NRES, S_RES = np.
 M_PRESENT, M_CITY, M_TP, M_SH, M_DG, M_PAIR, M_RES = np.cumsum(
     [0] + [size for _, size in MODULE_SEAT_FIELDS[:-1]]
 ).tolist()
+NUM_MODULES = len(MODULE_NAMES)
 #: Slot of each phase in ``module_phase_onehot`` (-1: not shown there).
 MPHASE_SLOT = np.array(
     [ONEHOT_MODULE_PHASES.index(name) if name in ONEHOT_MODULE_PHASES else -1 for name in PHASE_NAMES],
@@ -203,7 +204,7 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     """
     n = s[N_PLAYERS]
     mods = s[MODULES]
-    for k in range(len(MODULE_NAMES)):
+    for k in range(NUM_MODULES):
         out[O_MODULES + k] = (mods >> k) & 1
     slot = MPHASE_SLOT[s[PHASE]]
     if slot >= 0:

@@ -649,14 +649,13 @@ def _drop(s: np.ndarray, phase: int) -> None:
 
 
 @njit(cache=True)
-def _effects(s: np.ndarray, p: int, po: int, mods: int) -> bool:
+def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> bool:
     """The main action's module effects, the refill and the conquest offer; True at a real decision.
 
     A decision with no option lapses; one with a single option (for a
     sacrifice: no more candidates than cards still to discard) is settled by
     the engine, as the rules leave the player no choice.
     """
-    scratch = np.zeros(0, dtype=np.int8)  # a pending decision's mask, allocated when one comes up
     while True:
         ph = _pending_phase(s)
         if ph < 0:
@@ -664,7 +663,7 @@ def _effects(s: np.ndarray, p: int, po: int, mods: int) -> bool:
         s[PHASE] = ph
         lo = PHASE_FIRST_ID[ph]
         hi = PHASE_END_ID[ph]
-        if scratch.shape[0] == 0:
+        if scratch.shape[0] < NUM_ACTIONS_ALL:  # the caller lent none: allocate when a decision comes up
             scratch = np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)
         else:
             scratch[lo:hi] = 0
@@ -738,7 +737,7 @@ def _end_turn(s: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _finish_turn(s: np.ndarray, stage: int) -> None:
+def _finish_turn(s: np.ndarray, stage: int, scratch: np.ndarray) -> None:
     """Work through the rest of the turn from ``stage`` until a real decision or the next turn.
 
     Stages in rule order: the main action's effects (modules only), the token
@@ -750,7 +749,7 @@ def _finish_turn(s: np.ndarray, stage: int) -> None:
     mods = s[MODULES]
     while True:
         if stage == STAGE_EFFECTS:
-            if mods and _effects(s, p, po, mods):
+            if mods and _effects(s, p, po, mods, scratch):
                 break
             stage = STAGE_TOKEN_LIMIT
         elif stage == STAGE_TOKEN_LIMIT:
@@ -791,6 +790,13 @@ def _finish_turn(s: np.ndarray, stage: int) -> None:
 def apply_action(s: np.ndarray, a: int) -> None:
     """Play legal action ``a`` for the player on move (the caller checks legality), then the rest
     of the turn: the stage after the decision just answered, to the next decision."""
+    apply_action_with(s, a, np.zeros(0, dtype=np.int8))
+
+
+@njit(cache=True)
+def apply_action_with(s: np.ndarray, a: int, scratch: np.ndarray) -> None:
+    """:func:`apply_action` with a lent ``int8[NUM_ACTIONS_ALL]`` work buffer (its contents are
+    overwritten), so a batched step allocates nothing per game."""
     p = s[CURRENT]
     po = player_offset(p)
     phase = s[PHASE]
@@ -818,7 +824,7 @@ def apply_action(s: np.ndarray, a: int) -> None:
             _purchase(s, p, po, _take_from_slot(s, strongholds.conquest_slot(s, p), mods), i == 2, mods)
     else:
         _resolve(s, a, p, po, phase, mods)
-    _finish_turn(s, stage)
+    _finish_turn(s, stage, scratch)
 
 
 @njit(cache=True)

@@ -38,12 +38,12 @@ from gymnasium.vector.utils import batch_space
 from numba import njit
 
 from . import state as st
-from .actions import num_actions
+from .actions import NUM_ACTIONS_ALL, num_actions
 from .deal import setup
 from .env import OBS_HIGH, EnvConfig
 from .observation import obs_dim, observe
 from .rng import rand_below
-from .rules import REASONS, apply_action, illegal_reason, is_over, legal_mask, terminal_rewards
+from .rules import REASONS, apply_action_with, illegal_reason, is_over, legal_mask, terminal_rewards
 
 
 @njit(cache=True)
@@ -91,13 +91,14 @@ def _step(
 ):  # pragma: no cover - compiled
     n = states[0, st.N_PLAYERS]
     terminal = np.zeros(st.MAX_PLAYERS, dtype=np.float64)
+    scratch = np.zeros(NUM_ACTIONS_ALL if modules else 0, dtype=np.int8)  # lent to the rules
     for i in range(env_ids.shape[0]):
         b = env_ids[i]
         s = states[b]
         p = s[st.CURRENT]
         po = st.player_offset(p)
         before = s[po + st.P_PRESTIGE]
-        apply_action(s, actions[i])
+        apply_action_with(s, actions[i], scratch)
         for q in range(n):
             rewards[b, q] = 0.0
         if shaping_scale != 0.0:
