@@ -39,6 +39,52 @@ colour, summed, minus held gold (never below 0).
 
 Ties are broken with the agent's rng (a ``1e-6`` jitter on every score), so
 the agent is deterministic given its seed.
+
+**Module games** (Cities of Splendor, any combination; :func:`module_action`,
+chosen by the mask length, so base games run the kernel above unchanged). The
+same plan (buy, block, secure, take tokens, reserve, discard), over more cards
+and with every module decision answered from the observation alone:
+
+*Candidates*: the 12 base and 6 Orient market slots, the own reserve and the
+two cards of a "draw two" choice. A card under an opponent's stronghold is no
+target (nobody else may buy or reserve it).
+*Progress* of one more bonus of a colour adds, besides the nobles above:
+``3 / deficit`` for every city on offer whose requirement (bonuses, the "N of
+one colour" symbol counted on the best free colour, and prestige) it shortens,
+and ``1.5 / deficit`` (``2.5`` for the points power) for every trading post not
+held yet. Why: with Cities a city is the only way to win (nobody else ends the
+game), so bonuses and points are steered towards the nearest city; trading
+posts are permanent powers worth a few tokens. A point is worth ``1 + 3 /
+deficit`` per city still short of prestige.
+*Orient cards*: a double-bonus card counts its two bonuses; a pair card is
+worth the best colour it could attach to (unbuyable without a bonus); a
+double-gold card is worth ``1.0`` (two gold for one later purchase, then it is gone); a free-card
+effect adds the best face-up card of that level; a sacrifice card subtracts
+what the two discarded cards' bonuses are worth (and is bought only if still
+worth ``>= 1``: giving up bonuses can cost a city). *Missing* counts gold
+units (two gems each with the "gold counts double" post) less the gold held
+and the 2 virtual gold of a held double-gold card.
+
+* **Buy** as above; spending a double-gold card costs ``0.8``, so it is used
+  only where the plain purchase is impossible or the card is clearly better.
+* **Block** as above, over the Orient market too; with Cities the 15-point
+  rule does not apply, so only strong cards are blocked.
+* **Secure** when the target's value (not only points) is ``>= 3``.
+* **Trading post choice**: points, token after buy, gold counts double, extra
+  token, draw two (the points power pays at once and keeps paying; the token
+  powers are frequent; draw two helps only blind reserves).
+* **Trading-post tokens**: the colour the targets need most.
+* **Keep a drawn card**: the better target.
+* **Pair target**: the colour with the highest progress plus the targets' needs.
+* **Free card**: the most valuable allowed face-up card.
+* **Sacrifice**: discard the cards with the fewest points (keep the prestige).
+* **Stronghold**: place on (or move to) the card worth most to the player,
+  ``+1`` per own stronghold already on it (three on one card give a
+  conquest: a second purchase in a turn), or remove an opponent's lone
+  stronghold from a card the player wants (``0.3 + half its worth``).
+* **Conquest**: always buy when allowed (an extra card at its normal price),
+  spending a double-gold card only if that is the only way.
+* **City choice** (and noble choice): any, all win the same way.
 """
 
 from __future__ import annotations

@@ -35,6 +35,16 @@ One decision (all inside one numba call, :func:`search`):
   still prefers a closer loss; at the depth cap the value is ``margin``;
 * the move played is the most visited root action.
 
+Module games (any combination of the Cities of Splendor modules, 2-4
+players) use the same search: the tree's action space is the module table
+(``NUM_ACTIONS_ALL`` ids, one node per decision, so a turn's sub-decisions
+such as a stronghold placement or a pair host are tree levels of the same
+seat), :func:`~splendor_env.determinize.determinize_inplace` also resamples
+the Orient decks, Orient blind reserves and other seats' drawn cards, and the
+rollout policy is the module heuristic of :mod:`agents.greedy`
+(:func:`agents.greedy.policy_action` picks the kernel by the mask length). A
+base game runs exactly as before (same tree size, same random stream).
+
 Default budget: ``sims=400``, tens of milliseconds per move on one core
 (``python -m training.bench_policies``); it beats ``greedy`` in about 90% of
 two-player games.
