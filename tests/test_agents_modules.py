@@ -74,7 +74,9 @@ def play_game(
     return s, phases
 
 
-def evaluate(spec: str, anchor: str, modules: tuple[str, ...], games: int, seed: int = 0) -> dict[str, Any]:
+def evaluate(
+    spec: str, anchor: str, modules: tuple[str, ...], games: int, seed: int = 0, progress: bool = False
+) -> dict[str, Any]:
     """``spec`` against ``anchor`` in 2-player games, seats alternating on the same deal (seat-rotated).
 
     The score counts a win 1, a shared win 1/2, a loss or a truncated game 0.
@@ -95,6 +97,8 @@ def evaluate(spec: str, anchor: str, modules: tuple[str, ...], games: int, seed:
         winners = [p for p in range(2) if s[st.OUTCOME + p]]
         if seat in winners:
             score += 1.0 / len(winners)
+        if progress and (g + 1) % 20 == 0:
+            print(f"{g + 1}/{games} games, score {score:g}", file=sys.stderr, flush=True)
     lo, hi = wilson(score, games)
     return {
         "agent": spec,
@@ -288,11 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", default="all", help="'+'-joined module names, 'all' or 'base'")
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--progress", action="store_true", help="print the running score every 20 games")
     args = parser.parse_args(argv)
     mods = (
         ALL if args.modules == "all" else (() if args.modules == "base" else tuple(args.modules.split("+")))
     )
-    r = evaluate(args.agent, args.anchor, mods, args.games, args.seed)
+    r = evaluate(args.agent, args.anchor, mods, args.games, args.seed, args.progress)
     lo, hi = r["wilson95"]
     print(
         f"{r['agent']} vs {r['anchor']}, modules {'+'.join(mods) or 'none'}: {r['score']:g}/{r['games']} = "
