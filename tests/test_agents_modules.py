@@ -75,11 +75,17 @@ def play_game(
 
 
 def evaluate(
-    spec: str, anchor: str, modules: tuple[str, ...], games: int, seed: int = 0, progress: bool = False
+    spec: str,
+    anchor: str,
+    modules: tuple[str, ...],
+    games: int,
+    seed: int = 0,
+    progress: bool = False,
+    players: int = 2,
 ) -> dict[str, Any]:
-    """``spec`` against ``anchor`` in 2-player games, seats alternating on the same deal (seat-rotated).
+    """``spec`` in one seat against ``anchor`` in the others, the seat rotating over each deal.
 
-    The score counts a win 1, a shared win 1/2, a loss or a truncated game 0.
+    The score counts a win 1, a shared win among k winners 1/k, a loss or a truncated game 0.
     """
     from training.stats import wilson
 
@@ -87,14 +93,14 @@ def evaluate(
     truncated = 0
     start = time.perf_counter()
     for g in range(games):
-        seat = g % 2
-        deal = seed * 1_000_003 + g // 2
-        specs = [anchor, anchor]
+        seat = g % players
+        deal = seed * 1_000_003 + g // players
+        specs = [anchor] * players
         specs[seat] = spec
-        players = [agents.make(sp, seed=deal * 4 + i) for i, sp in enumerate(specs)]
-        s, _ = play_game(players, modules, deal)
+        lineup = [agents.make(sp, seed=deal * 4 + i) for i, sp in enumerate(specs)]
+        s, _ = play_game(lineup, modules, deal)
         truncated += int(s[st.PHASE] == st.PHASE_TRUNCATED)
-        winners = [p for p in range(2) if s[st.OUTCOME + p]]
+        winners = [p for p in range(players) if s[st.OUTCOME + p]]
         if seat in winners:
             score += 1.0 / len(winners)
         if progress and (g + 1) % 20 == 0:
@@ -104,6 +110,7 @@ def evaluate(
         "agent": spec,
         "anchor": anchor,
         "modules": list(modules),
+        "players": players,
         "games": games,
         "score": score,
         "rate": score / games,
@@ -292,15 +299,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", default="all", help="'+'-joined module names, 'all' or 'base'")
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     parser.add_argument("--progress", action="store_true", help="print the running score every 20 games")
     args = parser.parse_args(argv)
     mods = (
         ALL if args.modules == "all" else (() if args.modules == "base" else tuple(args.modules.split("+")))
     )
-    r = evaluate(args.agent, args.anchor, mods, args.games, args.seed, args.progress)
+    r = evaluate(args.agent, args.anchor, mods, args.games, args.seed, args.progress, args.players)
     lo, hi = r["wilson95"]
     print(
-        f"{r['agent']} vs {r['anchor']}, modules {'+'.join(mods) or 'none'}: {r['score']:g}/{r['games']} = "
+        f"{r['agent']} vs {r['anchor']}, {r['players']} players, modules {'+'.join(mods) or 'none'}: {r['score']:g}/{r['games']} = "
         f"{r['rate']:.3f} (95% Wilson {lo:.3f}-{hi:.3f}), truncated {r['truncated']}, {r['seconds']:.0f}s"
     )
     return 0
