@@ -47,7 +47,10 @@ base game runs exactly as before (same tree size, same random stream).
 
 Default budget: ``sims=400``, tens of milliseconds per move on one core
 (``python -m training.bench_policies``); it beats ``greedy`` in about 90% of
-two-player games.
+two-player games. With all four modules a move takes about 150 ms (longer
+games, a larger observation and mask) and it beat ``greedy`` in 195 of 200
+two-player games (``python tests/test_agents_modules.py --agent mcts --anchor
+greedy --modules all --games 200``).
 
 Parameters (spec ``mcts:sims=400,c=1.0``): see :data:`PARAMS`.
 """
