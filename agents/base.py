@@ -53,7 +53,7 @@ def check_game(agent: object, label: str, modules: tuple[str, ...]) -> None:
     if modules and not getattr(agent, "plays_modules", True):
         raise ValueError(
             f"agent {label!r} plays only the base game; modules {list(modules)} need an agent that "
-            "plays module games (random, human)"
+            "plays module games (random, greedy, mcts, human)"
         )
 
 

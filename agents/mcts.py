@@ -35,9 +35,22 @@ One decision (all inside one numba call, :func:`search`):
   still prefers a closer loss; at the depth cap the value is ``margin``;
 * the move played is the most visited root action.
 
+Module games (any combination of the Cities of Splendor modules, 2-4
+players) use the same search: the tree's action space is the module table
+(``NUM_ACTIONS_ALL`` ids, one node per decision, so a turn's sub-decisions
+such as a stronghold placement or a pair host are tree levels of the same
+seat), :func:`~splendor_env.determinize.determinize_inplace` also resamples
+the Orient decks, Orient blind reserves and other seats' drawn cards, and the
+rollout policy is the module heuristic of :mod:`agents.greedy`
+(:func:`agents.greedy.policy_action` picks the kernel by the mask length). A
+base game runs exactly as before (same tree size, same random stream).
+
 Default budget: ``sims=400``, tens of milliseconds per move on one core
 (``python -m training.bench_policies``); it beats ``greedy`` in about 90% of
-two-player games.
+two-player games. With all four modules a move takes about 150 ms (longer
+games, a larger observation and mask) and it beat ``greedy`` in 195 of 200
+two-player games (``python tests/test_agents_modules.py --agent mcts --anchor
+greedy --modules all --games 200``).
 
 Parameters (spec ``mcts:sims=400,c=1.0``): see :data:`PARAMS`.
 """
@@ -51,13 +64,14 @@ from numba import njit
 
 from splendor_env import rules
 from splendor_env import state as st
-from splendor_env.actions import NUM_ACTIONS
+from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.determinize import determinize_inplace
-from splendor_env.observation import OBS_DIM, observe
+from splendor_env.observation import OBS_DIM, OBS_DIM_ALL, observe
 from splendor_env.rng import rand_unit
 from splendor_env.state import (
     CURRENT,
     MAX_PLAYERS,
+    MODULES,
     N_PLAYERS,
     OUTCOME,
     P_CARDS,
@@ -69,7 +83,7 @@ from splendor_env.state import (
 )
 
 from .base import Agent, check_mask
-from .greedy import _random_legal, heuristic_action
+from .greedy import _random_legal, policy_action
 
 #: name -> (type, default, check, help) for every MCTS parameter.
 PARAMS: dict[str, tuple[type, object, str]] = {
@@ -138,7 +152,7 @@ def rollout(
         rules.legal_mask(s, mask)
         if greedy:
             observe(s, p, obs)
-            a = heuristic_action(obs, mask, rng, noise, eps)
+            a = policy_action(obs, mask, rng, noise, eps)
         else:
             a = _random_legal(mask, rng)
         rules.apply_action(s, a)
@@ -160,15 +174,16 @@ def search(
 ) -> np.ndarray:
     """ISMCTS from ``root`` for ``seat``; returns the visit count of every root action."""
     max_nodes = sims + 1
-    child = np.full((max_nodes, NUM_ACTIONS), -1, dtype=np.int32)
+    na = NUM_ACTIONS if root[MODULES] == 0 else NUM_ACTIONS_ALL
+    child = np.full((max_nodes, na), -1, dtype=np.int32)
     visits = np.zeros(max_nodes)
     avail = np.zeros(max_nodes)
     wsum = np.zeros((max_nodes, MAX_PLAYERS))
     path = np.empty(max_nodes + 1, dtype=np.int32)
     d = np.empty_like(root)
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    untried_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    obs = np.empty(OBS_DIM, dtype=np.float32)
+    mask = np.zeros(na, dtype=np.int8)
+    untried_mask = np.zeros(na, dtype=np.int8)
+    obs = np.empty(OBS_DIM if na == NUM_ACTIONS else OBS_DIM_ALL, dtype=np.float32)
     value = np.zeros(MAX_PLAYERS)
     n_nodes = 1
     for _ in range(sims):
@@ -182,7 +197,7 @@ def search(
             player = d[CURRENT]
             untried = 0
             tried = 0
-            for a in range(NUM_ACTIONS):
+            for a in range(na):
                 untried_mask[a] = 0
                 if mask[a]:
                     ch = child[node, a]
@@ -192,11 +207,11 @@ def search(
                     else:
                         tried += 1
                         avail[ch] += 1.0
-            limit = NUM_ACTIONS if widen <= 0.0 else 1.0 + widen * math.sqrt(visits[node])
+            limit = na if widen <= 0.0 else 1.0 + widen * math.sqrt(visits[node])
             if untried > 0 and n_nodes < max_nodes and (tried == 0 or tried < limit):
                 if greedy:  # expand in the rollout policy's order of preference
                     observe(d, player, obs)
-                    a = heuristic_action(obs, untried_mask, rng, noise, 0.0)
+                    a = policy_action(obs, untried_mask, rng, noise, 0.0)
                 else:
                     a = _random_legal(untried_mask, rng)
                 child[node, a] = n_nodes
@@ -210,7 +225,7 @@ def search(
             best = -1
             best_a = -1
             best_u = -1e18
-            for a in range(NUM_ACTIONS):
+            for a in range(na):
                 ch = child[node, a]
                 if mask[a] and ch >= 0:
                     u = wsum[ch, player] / visits[ch] + c_uct * math.sqrt(math.log(avail[ch]) / visits[ch])
@@ -232,8 +247,8 @@ def search(
             visits[nd] += 1.0
             for p in range(MAX_PLAYERS):
                 wsum[nd, p] += value[p]
-    counts = np.zeros(NUM_ACTIONS)
-    for a in range(NUM_ACTIONS):
+    counts = np.zeros(na)
+    for a in range(na):
         ch = child[0, a]
         if ch >= 0:
             counts[a] = visits[ch] + wsum[ch, seat] / (visits[ch] + 1.0)  # visits, value as tie-break
@@ -274,8 +289,6 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
 class MCTSAgent(Agent):
     """ISMCTS over the numba engine; ``act`` needs ``state=`` (already determinised, see module docstring)."""
 
-    plays_modules = False
-
     name = "mcts"
     needs_state = True
 
@@ -303,18 +316,15 @@ class MCTSAgent(Agent):
         )
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        legal = check_mask(action_mask, NUM_ACTIONS)
         if state is None:
             raise ValueError(
                 "MCTSAgent needs state=: a state determinised for the acting seat "
                 "(splendor_env.determinize.determinize), see training.tournament.agent_state"
             )
         s = np.ascontiguousarray(state, dtype=np.int32)
-        if s[st.MODULES] != 0:
-            raise NotImplementedError(
-                "MCTSAgent searches base games only (determinisation ignores the modules)"
-            )
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        size = NUM_ACTIONS if s[st.MODULES] == 0 else NUM_ACTIONS_ALL
+        legal = check_mask(action_mask, size)
+        mask = np.zeros(size, dtype=np.int8)
         rules.legal_mask(s, mask)
         if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
             raise ValueError("state= does not match action_mask: pass the state of the decision being asked")

@@ -1,0 +1,318 @@
+"""Agents in Cities of Splendor games: full games with legal actions only, module decisions, strength.
+
+Also a small evaluation CLI (the tournament runner plays base games only), used
+for the figures in the README::
+
+    PYTHONPATH=. python tests/test_agents_modules.py --agent greedy --anchor random \\
+        --modules orient --games 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
+
+import agents
+from agents.base import check_game
+from agents.greedy import GreedyAgent
+from agents.mcts import MCTSAgent
+from splendor_env import rules
+from splendor_env import state as st
+from splendor_env.actions import (
+    CHOOSE_TRADING_POST,
+    CONQUEST,
+    CONQUEST_BUY,
+    RESERVE_DECK,
+    RESERVE_ODECK,
+    TAKE3,
+    num_actions,
+)
+from splendor_env.cards import ALL_CARD_COST, TP_DRAW_TWO
+from splendor_env.determinize import determinize
+from splendor_env.observation import obs_dim, observe
+
+ALL = st.MODULE_NAMES
+CONFIGS = [(m,) for m in ALL] + [ALL]
+
+
+def decision_inputs(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Observation and mask of the seat on move (module sizes when the game has modules), and that seat."""
+    bits = int(s[st.MODULES])
+    seat = int(s[st.CURRENT])
+    obs = np.empty(obs_dim(bits), dtype=np.float32)
+    observe(s, seat, obs)
+    mask = np.zeros(num_actions(bits), dtype=np.int8)
+    rules.legal_mask(s, mask)
+    return obs, mask, seat
+
+
+def play_game(
+    seat_agents: list[agents.Agent],
+    modules: tuple[str, ...],
+    seed: int,
+    max_turns: int = st.DEFAULT_MAX_TURNS,
+) -> tuple[np.ndarray, set[int]]:
+    """Play one game to its end; every action is checked legal. Returns the final state and the phases met."""
+    s = st.new_state(len(seat_agents), seed, modules=modules, max_turns=max_turns)
+    rng = np.random.default_rng(seed)
+    phases: set[int] = set()
+    while not rules.is_over(s):
+        obs, mask, seat = decision_inputs(s)
+        agent = seat_agents[seat]
+        state = determinize(s, seat, rng) if agent.needs_state else None
+        a = int(agent.act(obs, mask, state))
+        assert mask[a], (agent, a, st.PHASE_NAMES[s[st.PHASE]])
+        phases.add(int(s[st.PHASE]))
+        rules.apply_action(s, a)
+    return s, phases
+
+
+def evaluate(
+    spec: str,
+    anchor: str,
+    modules: tuple[str, ...],
+    games: int,
+    seed: int = 0,
+    progress: bool = False,
+    players: int = 2,
+) -> dict[str, Any]:
+    """``spec`` in one seat against ``anchor`` in the others, the seat rotating over each deal.
+
+    The score counts a win 1, a shared win among k winners 1/k, a loss or a truncated game 0.
+    """
+    from training.stats import wilson
+
+    score = 0.0
+    truncated = 0
+    start = time.perf_counter()
+    for g in range(games):
+        seat = g % players
+        deal = seed * 1_000_003 + g // players
+        specs = [anchor] * players
+        specs[seat] = spec
+        lineup = [agents.make(sp, seed=deal * 4 + i) for i, sp in enumerate(specs)]
+        s, _ = play_game(lineup, modules, deal)
+        truncated += int(s[st.PHASE] == st.PHASE_TRUNCATED)
+        winners = [p for p in range(players) if s[st.OUTCOME + p]]
+        if seat in winners:
+            score += 1.0 / len(winners)
+        if progress and (g + 1) % 20 == 0:
+            print(f"{g + 1}/{games} games, score {score:g}", file=sys.stderr, flush=True)
+    lo, hi = wilson(score, games)
+    return {
+        "agent": spec,
+        "anchor": anchor,
+        "modules": list(modules),
+        "players": players,
+        "games": games,
+        "score": score,
+        "rate": score / games,
+        "wilson95": (lo, hi),
+        "truncated": truncated,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Full games, legal actions only
+
+
+def test_registry_agents_play_modules() -> None:
+    for spec in ("random", "greedy", "mcts"):
+        assert agents.make(spec).plays_modules, spec
+        check_game(agents.make(spec), spec, ALL)  # not refused
+    with pytest.raises(ValueError, match="plays only the base game"):
+        check_game(type("BaseOnly", (), {"plays_modules": False})(), "base-only", ("orient",))
+
+
+@pytest.mark.parametrize("modules", CONFIGS, ids=lambda m: "+".join(m))
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_greedy_and_mcts_play_full_module_games(num_players: int, modules: tuple[str, ...]) -> None:
+    """Each module alone and all four, 2-4 players: a whole game to its end, only legal actions."""
+    seed = 17 * num_players + len(modules)
+    lineup = [
+        GreedyAgent(seed),
+        MCTSAgent(seed, sims=6, depth=20),
+        agents.make("random", seed=seed),
+        GreedyAgent(seed + 1),
+    ]
+    s, phases = play_game(lineup[:num_players], modules, seed)
+    assert s[st.PHASE] == st.PHASE_GAME_OVER, "a game between these agents ends before the turn cap"
+    assert st.check_invariants(s) == []
+    assert st.PHASE_MAIN in phases
+    if "strongholds" in modules:
+        assert st.PHASE_STRONGHOLD in phases
+    if "cities" in modules:
+        winners = [p for p in range(num_players) if s[st.OUTCOME + p]]
+        cities = s[st.CITY_OWNER : st.CITY_OWNER + 3]
+        assert all(p in cities for p in winners), "with Cities only a city holder wins"
+
+
+@given(seed=hst.integers(0, 2**31), modules=hst.sets(hst.sampled_from(ALL), min_size=1), n=hst.integers(2, 4))
+def test_greedy_answers_every_sampled_module_position_legally(seed: int, modules: set[str], n: int) -> None:
+    """Random play reaches module decisions (draw two forced on); greedy's answer is always legal."""
+    mods = tuple(sorted(modules, key=ALL.index))
+    s = st.new_state(n, seed, modules=mods)
+    if "trading_posts" in mods:
+        for p in range(n):
+            s[st.TP_HELD + p] |= 1 << TP_DRAW_TWO
+    rng = np.random.default_rng(seed)
+    greedy = GreedyAgent(seed)
+    for _ in range(150):
+        if rules.is_over(s):
+            break
+        obs, mask, _ = decision_inputs(s)
+        assert mask[greedy.act(obs, mask)]
+        legal = np.flatnonzero(mask)
+        rules.apply_action(s, int(legal[rng.integers(legal.size)]))
+
+
+def test_act_batch_in_module_games() -> None:
+    s = st.new_state(3, 4, modules=ALL)
+    obs, mask, _ = decision_inputs(s)
+    acts = GreedyAgent(0).act_batch(np.stack([obs, obs]), np.stack([mask, mask]))
+    assert mask[acts].all()
+    with pytest.raises(ValueError, match="observation must have shape"):
+        GreedyAgent(0).act(obs[:497], mask)
+
+
+# ---------------------------------------------------------------------------
+# Module decisions
+
+
+def _position(modules: tuple[str, ...], seed: int = 1) -> np.ndarray:
+    return st.new_state(2, seed, modules=modules)
+
+
+def test_greedy_takes_the_points_trading_post_first() -> None:
+    s = _position(("trading_posts",))
+    po = st.player_offset(0)
+    s[po + st.P_BONUS : po + st.P_BONUS + 5] = [
+        2,
+        3,
+        5,
+        0,
+        3,
+    ]  # meets several powers; derived fields not needed
+    s[st.PHASE] = st.PHASE_TRADING_POST_CHOICE
+    obs, mask, _ = decision_inputs(s)
+    assert mask[CHOOSE_TRADING_POST : CHOOSE_TRADING_POST + 5].sum() >= 2
+    assert GreedyAgent(0).act(obs, mask) == CHOOSE_TRADING_POST + 4
+
+
+def test_greedy_takes_a_conquest() -> None:
+    """All three strongholds on an affordable card: after its main action greedy buys it too."""
+    s = _position(("strongholds",))
+    m = 0
+    card = int(s[st.MARKET + m])
+    po = st.player_offset(0)
+    cost = ALL_CARD_COST[card]
+    tokens = s[po + st.P_TOKENS : po + st.P_TOKENS + 5]
+    for c in range(5):  # hand over what the card costs (the bank keeps enough for a take-3)
+        give = min(int(cost[c]), int(s[st.BANK + c]) - 1)
+        tokens[c] += give
+        s[st.BANK + c] -= give
+    s[po + st.P_TOKENS + 5] += 3
+    s[st.BANK + 5] -= 3
+    s[st.SH_SUPPLY + 0] = 0
+    s[st.SH_ON + m * st.MAX_PLAYERS + 0] = 3
+    assert st.check_invariants(s) == []
+    legal_takes = [a for a in range(TAKE3, TAKE3 + 10) if rules.illegal_reason(s, a) == rules.OK]
+    assert rules.step_checked(s, legal_takes[0]) == 0
+    assert s[st.PHASE] == st.PHASE_CONQUEST
+    obs, mask, _ = decision_inputs(s)
+    assert GreedyAgent(0).act(obs, mask) == CONQUEST + CONQUEST_BUY
+
+
+def test_greedy_heads_for_cities() -> None:
+    """With Cities only a city ends the game: greedy claims one against random in most games."""
+    claimed = 0
+    for g in range(6):
+        s, _ = play_game([GreedyAgent(g), agents.make("random", seed=g)], ("cities",), 300 + g)
+        claimed += int(0 in s[st.CITY_OWNER : st.CITY_OWNER + 3])
+    assert claimed >= 5
+
+
+# ---------------------------------------------------------------------------
+# Strength (small samples; the README figures come from the CLI below)
+
+
+def test_greedy_beats_random_with_all_modules() -> None:
+    assert evaluate("greedy", "random", ALL, 20, seed=5)["rate"] >= 0.85
+
+
+def test_mcts_small_budget_beats_random_with_all_modules() -> None:
+    assert evaluate("mcts:sims=30,depth=40", "random", ALL, 4, seed=6)["rate"] >= 0.75
+
+
+# ---------------------------------------------------------------------------
+# MCTS fairness: the search sees only the seat's view
+
+
+def _hidden_position() -> np.ndarray:
+    """Seat 1 holds blind reserves from a base and an Orient deck; seat 0 is on move."""
+    s = st.new_state(2, 11, modules=ALL)
+    for a in (RESERVE_DECK + 0, RESERVE_DECK + 1, RESERVE_ODECK + 0, RESERVE_ODECK + 2):
+        assert rules.step_checked(s, a) == 0
+        while s[st.PHASE] != st.PHASE_MAIN:
+            assert rules.step_checked(s, int(np.flatnonzero(decision_inputs(s)[1])[0])) == 0
+    assert s[st.CURRENT] == 0
+    return s
+
+
+def test_mcts_ignores_hidden_information_in_module_games() -> None:
+    s = _hidden_position()
+    obs, mask, seat = decision_inputs(s)
+    variants = [s, determinize(s, seat, 1), determinize(s, seat, 2)]
+    assert not np.array_equal(variants[1], variants[2])
+    counts = [MCTSAgent(seed=7, sims=40, depth=30).root_counts(v) for v in variants]
+    for c in counts[1:]:
+        np.testing.assert_array_equal(c, counts[0])
+    assert counts[0].shape == (mask.size,)
+    assert len({MCTSAgent(seed=7, sims=40, depth=30).act(obs, mask, v) for v in variants}) == 1
+
+
+def test_mcts_needs_a_matching_module_state() -> None:
+    s = _hidden_position()
+    obs, mask, _ = decision_inputs(s)
+    with pytest.raises(ValueError, match="needs state="):
+        MCTSAgent(seed=0, sims=4).act(obs, mask)
+    with pytest.raises(ValueError, match="action_mask must have shape"):
+        MCTSAgent(seed=0, sims=4).act(obs, mask[:72], s)
+
+
+# ---------------------------------------------------------------------------
+# Evaluation CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="greedy")
+    parser.add_argument("--anchor", default="random")
+    parser.add_argument("--modules", default="all", help="'+'-joined module names, 'all' or 'base'")
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    parser.add_argument("--progress", action="store_true", help="print the running score every 20 games")
+    args = parser.parse_args(argv)
+    mods = (
+        ALL if args.modules == "all" else (() if args.modules == "base" else tuple(args.modules.split("+")))
+    )
+    r = evaluate(args.agent, args.anchor, mods, args.games, args.seed, args.progress, args.players)
+    lo, hi = r["wilson95"]
+    print(
+        f"{r['agent']} vs {r['anchor']}, {r['players']} players, modules {'+'.join(mods) or 'none'}: {r['score']:g}/{r['games']} = "
+        f"{r['rate']:.3f} (95% Wilson {lo:.3f}-{hi:.3f}), truncated {r['truncated']}, {r['seconds']:.0f}s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
