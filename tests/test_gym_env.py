@@ -205,10 +205,24 @@ def test_reset_from_a_snapshot_continues_that_game() -> None:
         env.reset(options={"snap": 1})
 
 
-@pytest.mark.parametrize("spec", ["greedy", "mcts"])
-def test_base_game_only_opponents_are_refused_for_module_games(spec: str) -> None:
-    with pytest.raises(ValueError, match=f"agent '{spec}' plays only the base game"):
-        SplendorGymEnv(opponents=spec, modules=("cities",))
+def test_base_game_only_opponents_are_refused_for_module_games(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.greedy import GreedyAgent
+
+    monkeypatch.setattr(GreedyAgent, "plays_modules", False)  # stands for any base-game-only agent
+    with pytest.raises(ValueError, match="agent 'greedy' plays only the base game"):
+        SplendorGymEnv(opponents="greedy", modules=("cities",))
+
+
+@pytest.mark.parametrize("spec", ["greedy", "mcts:sims=10,depth=10"])
+def test_search_and_heuristic_opponents_play_module_games(spec: str) -> None:
+    env = SplendorGymEnv(opponents=spec, modules=("cities", "trading_posts", "orient", "strongholds"))
+    _, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term or trunc:
+            break
+    assert term or trunc
 
 
 def test_module_games_accept_module_playing_opponents() -> None:
