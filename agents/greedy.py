@@ -287,10 +287,16 @@ def _top3(value: np.ndarray, missing: np.ndarray, noise: float, rng: np.ndarray)
     for i in range(N_CANDIDATES):
         if value[i] >= 0:
             score[i] = value[i] / (1.0 + 0.5 * missing[i]) + noise * rand_unit(rng)
+    return _best_three(score)
+
+
+@njit(cache=True)
+def _best_three(score: np.ndarray) -> np.ndarray:
+    """Indices of the three highest scores above -1e8, best first (-1 if fewer); ``score`` is consumed."""
     top = np.full(3, -1, dtype=np.int64)
     for t in range(3):
         best = -1
-        for i in range(N_CANDIDATES):
+        for i in range(score.shape[0]):
             if score[i] > -1e8 and (best < 0 or score[i] > score[best]):
                 best = i
         if best < 0:
@@ -718,17 +724,7 @@ def _m_targets(value: np.ndarray, missing: np.ndarray, noise: float, rng: np.nda
     for i in range(M_DRAWN):
         if value[i] >= 0 and missing[i] < NO_TARGET:
             score[i] = value[i] / (1.0 + 0.5 * missing[i]) + noise * rand_unit(rng)
-    top = np.full(3, -1, dtype=np.int64)
-    for t in range(3):
-        best = -1
-        for i in range(M_DRAWN):
-            if score[i] > -1e8 and (best < 0 or score[i] > score[best]):
-                best = i
-        if best < 0:
-            break
-        top[t] = best
-        score[best] = -1e9
-    return top
+    return _best_three(score)
 
 
 @njit(cache=True)
