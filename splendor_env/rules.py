@@ -34,16 +34,24 @@ import numpy as np
 from numba import njit
 
 from .actions import (
+    BUY_DG_MARKET,
+    BUY_DG_RESERVED,
     BUY_MARKET,
+    BUY_OMARKET,
     BUY_RESERVED,
     CHOOSE_CITY,
     CHOOSE_NOBLE,
     CHOOSE_TRADING_POST,
     CONQUEST,
     DISCARD,
+    FREE_CARD,
+    PAIR_TARGET,
     PASS,
     RESERVE_DECK,
     RESERVE_MARKET,
+    RESERVE_ODECK,
+    RESERVE_OMARKET,
+    SACRIFICE,
     TAKE2_SAME,
     TAKE_DISTINCT_MASKS,
 )
@@ -161,13 +169,7 @@ from .state import (
     slot_deck,
 )
 
-# Main-action ids of the Orient, from its file.
-RESERVE_OMARKET = orient.RESERVE_OMARKET
-RESERVE_ODECK = orient.RESERVE_ODECK
-BUY_OMARKET = orient.BUY_OMARKET
-BUY_DG_MARKET = orient.BUY_DG_MARKET
-BUY_DG_RESERVED = orient.BUY_DG_RESERVED
-ORIENT_MAIN_END = orient.PAIR_TARGET  # the Orient's main-action ids are RESERVE_OMARKET .. this - 1
+ORIENT_MAIN_END = PAIR_TARGET  # the Orient's main-action ids are RESERVE_OMARKET .. this - 1
 
 # Which file answers each id above the base ones: ids [first, end) of each module's blocks.
 _TP_FIRST = ACTION_OFFSETS["choose_trading_post"][0]
@@ -335,9 +337,9 @@ def _module_reason(s: np.ndarray, a: int, p: int, po: int, mods: int, phase: int
         if phase == PHASE_PAIR_TARGET:
             return orient.pair_target_reason(s, a, p)
         if phase == PHASE_FREE_CARD:
-            m = a - orient.FREE_CARD
+            m = a - FREE_CARD
             return orient.free_card_reason(s, po, m, _occupied(s, mods, m, p))
-        return orient.sacrifice_reason(s, p, a - orient.SACRIFICE)
+        return orient.sacrifice_reason(s, p, a - SACRIFICE)
     if (mods & MOD_STRONGHOLDS) == 0:
         return R_MODULE_OFF
     if not (PHASE_FIRST_ID[phase] <= a < PHASE_END_ID[phase]):
@@ -631,7 +633,7 @@ def _resolve(s: np.ndarray, a: int, p: int, po: int, phase: int, mods: int) -> N
         strongholds.resolve(s, a, p)
     elif phase == PHASE_FREE_CARD:
         s[PD_FREE_LEVEL] = -1
-        _gain(s, p, po, _take_from_slot(s, a - orient.FREE_CARD, mods), mods)
+        _gain(s, p, po, _take_from_slot(s, a - FREE_CARD, mods), mods)
     elif phase == PHASE_SACRIFICE_CHOICE or phase == PHASE_PAIR_TARGET:
         orient.resolve(s, a, p, po, phase)
     else:

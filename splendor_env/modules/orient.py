@@ -61,6 +61,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..actions import (  # the module's action ids
+    PAIR_TARGET,
+    SACRIFICE,
+)
 from ..board import gold_units, has_bonus
 from ..card_features import ORIENT_TABLE, put_full_card
 from ..cards import (
@@ -82,7 +86,7 @@ from ..cards import (
     ORIENT_OFFSETS,
     card_summary,
 )
-from ..layout import FULL_CARD_DIM, OBS_OFFSETS, ORIENT_DIM, first_id
+from ..layout import FULL_CARD_DIM, OBS_OFFSETS, ORIENT_DIM
 from ..reasons import (
     OK,
     R_CANNOT_AFFORD,
@@ -124,14 +128,6 @@ from ..state import (
     slot_level,
 )
 
-RESERVE_OMARKET = first_id("reserve_orient_market")
-RESERVE_ODECK = first_id("reserve_orient_deck")
-BUY_OMARKET = first_id("buy_orient_market")
-BUY_DG_MARKET = first_id("buy_market_double_gold")
-BUY_DG_RESERVED = first_id("buy_reserved_double_gold")
-PAIR_TARGET = first_id("pair_target")
-FREE_CARD = first_id("free_card")
-SACRIFICE = first_id("sacrifice_discard")
 #: Market slot of the first Orient card (0-11 are the base market).
 FIRST_ORIENT_SLOT = 12
 VIRTUAL_GOLD = 2  # gold units a spent double-gold card pays

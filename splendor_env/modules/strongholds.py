@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..layout import ALL_SLOTS, OBS_OFFSETS, first_id
+from ..actions import SH_MOVE, SH_PLACE, SH_REMOVE  # the module's action ids
+from ..layout import ALL_SLOTS, OBS_OFFSETS
 from ..reasons import OK, R_EMPTY_SLOT, R_NO_STRONGHOLD, R_NOT_AN_OPTION, R_OCCUPIED
 from ..state import (
     MAX_PLAYERS,
@@ -48,10 +49,6 @@ from ..state import (
     slot_addr,
 )
 
-SH_PLACE = first_id("stronghold_place")
-SH_MOVE = first_id("stronghold_move")
-SH_REMOVE = first_id("stronghold_remove")
-CONQUEST = first_id("conquest")
 O_STRONGHOLDS = OBS_OFFSETS["strongholds_on_market"][0]
 
 

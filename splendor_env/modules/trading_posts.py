@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..actions import CHOOSE_TRADING_POST, KEEP_DRAWN, TP_EXTRA_TOKEN, TP_TOKEN  # the module's action ids
 from ..board import meets_req, reserve
 from ..card_features import HIDDEN_CARD_TABLE, put_full_card
 from ..cards import (
@@ -56,7 +57,7 @@ from ..cards import (
     TRADING_POSTS,
 )
 from ..cards import TP_EXTRA_TOKEN as TP_POWER_EXTRA_TOKEN
-from ..layout import CARD_DIM, FULL_CARD_DIM, OBS_OFFSETS, first_id
+from ..layout import CARD_DIM, FULL_CARD_DIM, OBS_OFFSETS
 from ..reasons import OK, R_ALREADY_HELD, R_COLOUR_EMPTY, R_NOT_AN_OPTION, R_REQUIREMENT_NOT_MET
 from ..state import (
     BANK,
@@ -80,10 +81,6 @@ from ..state import (
     put_bottom,
 )
 
-CHOOSE_TRADING_POST = first_id("choose_trading_post")
-TP_TOKEN = first_id("trading_post_token")
-TP_EXTRA_TOKEN = first_id("trading_post_extra_token")
-KEEP_DRAWN = first_id("keep_drawn_card")
 O_PDRAWN = OBS_OFFSETS["pending_drawn_cards"][0]
 O_PEXCL = OBS_OFFSETS["pending_excluded_colour"][0]
 
