@@ -180,8 +180,14 @@ def test_readme_prints_the_module_tables_and_changelog_mentions_the_version() ->
     assert f"## {splendor_env.__version__}" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
-def test_determinize_refuses_module_games_clearly() -> None:
+def test_determinize_keeps_the_seats_view_of_a_module_game() -> None:
+    """Determinisation works for module games (tests/test_determinize_modules.py checks it in depth)."""
     from splendor_env.determinize import determinize
+    from splendor_env.observation import obs_dim, observe
 
-    with pytest.raises(NotImplementedError, match="modules"):
-        determinize(st.new_state(2, seed=1, modules=("orient",)), 0, 3)
+    s = st.new_state(2, seed=1, modules=("orient",))
+    d = determinize(s, 0, 3)
+    before, after = np.zeros(obs_dim(1), np.float32), np.zeros(obs_dim(1), np.float32)
+    observe(s, 0, before)
+    observe(d, 0, after)
+    assert np.array_equal(before, after) and not st.check_invariants(d)
