@@ -311,6 +311,7 @@ class PPOAgent(Agent):
         return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
+        self._check_observations(np.asarray(observation, dtype=np.float32)[None])
         check_mask(action_mask, self.game["num_actions"])
         return int(self.act_batch(observation[None], np.asarray(action_mask)[None])[0])
 

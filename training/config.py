@@ -330,7 +330,8 @@ def check_agent_spec(
     spec: str, key: str, player_counts: list[int] | None = None, modules: tuple[str, ...] = ()
 ) -> None:
     """An opponent spec must build an agent (``agents.make``) that plays the run's games."""
-    from training.selfplay import check_plays, make_agent
+    from training.games import check_plays
+    from training.selfplay import make_agent
 
     try:
         agent = make_agent(spec)

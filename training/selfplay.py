@@ -25,11 +25,12 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.base import Agent, check_game
+from agents.base import Agent
 from splendor_env.env import OBS_HIGH
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
+from training.games import check_plays
 
 SNAPSHOTS = "snapshots"
 
@@ -39,19 +40,6 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     import agents
 
     return agents.make(spec, seed=seed)
-
-
-def check_plays(agent: object, label: str, num_players: int, modules: Sequence[str] = ()) -> None:
-    """Refuse, naming the agent and what differs, a game it cannot play.
-
-    Module games need ``plays_modules`` (:func:`agents.base.check_game`); an
-    agent that knows which games it was trained for (a PPO policy) also checks
-    the player count and the exact modules.
-    """
-    check_game(agent, label, tuple(modules))
-    own_check = getattr(agent, "check_game", None)
-    if callable(own_check):
-        own_check(num_players, tuple(modules))
 
 
 @dataclass
