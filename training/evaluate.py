@@ -14,9 +14,10 @@ CLI::
 Results are reported per configuration (player count, modules) and
 opponent; ``--players`` takes several counts. In a game of ``n`` players the
 candidate holds one seat and the opponent spec all the others. The candidate
-and every opponent must be able to play each configuration (module games
-need ``plays_modules``; a PPO policy also checks the player counts and
-modules it was trained for); otherwise the command stops naming which one and why.
+must be able to play every configuration (module games need
+``plays_modules``; a PPO policy also checks the player counts and modules it
+was trained for), or the command stops naming what differs; an opponent that
+cannot play a configuration sits out of it, and the report says why.
 
 Games are played in chunks of 100, each seeded from ``(--seed, opponent,
 chunk)``: the results are the same for any ``--workers`` and on either backend.
@@ -206,8 +207,11 @@ def evaluation_jobs(
     seed: int,
     deterministic: bool,
     modules: tuple[str, ...] = (),
+    skip: dict[tuple[int, str], str] | None = None,
 ) -> list[dict[str, Any]]:
     """Chunks of :data:`CHUNK_GAMES` games per configuration and opponent, seeded from ``(seed, opponent, chunk)``.
+
+    ``skip`` (from :func:`sit_outs`) leaves out the (player count, opponent) pairs that cannot be played.
 
     The split does not depend on the number of workers or the backend, so
     neither do the results.
@@ -226,8 +230,26 @@ def evaluation_jobs(
         }
         for n in player_list(players)
         for k, opp in enumerate(opponents)
+        if (n, opp) not in (skip or {})
         for c, first in enumerate(range(0, games, CHUNK_GAMES))
     ]
+
+
+def sit_outs(
+    opponents: list[str], players: int | list[int], modules: tuple[str, ...] = ()
+) -> dict[tuple[int, str], str]:
+    """``{(player count, opponent): why}`` for every opponent that cannot play that configuration."""
+    from training.games import plays
+    from training.selfplay import make_agent
+
+    built = {spec: make_agent(spec) for spec in opponents}
+    out = {}
+    for n in player_list(players):
+        for spec, agent in built.items():
+            reason = plays(agent, spec, n, modules)
+            if reason is not None:
+                out[(n, spec)] = reason
+    return out
 
 
 def evaluate(
@@ -245,13 +267,17 @@ def evaluate(
     """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
 
     Chunks of games are spread over workers; one :class:`MatchResult` per
-    (player count, opponent), with its ``players`` and ``modules``.
+    (player count, opponent) that can be played, with its ``players`` and
+    ``modules`` (opponents that cannot play a configuration sit it out: :func:`sit_outs`).
     """
-    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic, tuple(modules))
+    skip = sit_outs(opponents, players, tuple(modules))
+    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic, tuple(modules), skip)
     parts = map_jobs(_worker, jobs, workers, backend, address)
     results = []
     for n in player_list(players):
-        for k in range(len(opponents)):
+        for k, opp in enumerate(opponents):
+            if (n, opp) in skip:
+                continue
             mine = [
                 part
                 for job, part in zip(jobs, parts, strict=True)
@@ -288,16 +314,21 @@ def check_inputs(args: argparse.Namespace) -> None:
         problem = model_zip_problem(args.candidate)
         if problem:
             raise CliError(f"candidate: {problem}")
-    agents_to_check = [("candidate", args.candidate, _candidate(args.candidate, True, 0))]
-    agents_to_check += [("--opponents", spec, make_agent(spec)) for spec in args.opponents]
-    for n in args.players:  # every agent must play every configuration: say which one cannot, and why
-        for what, spec, agent in agents_to_check:
-            try:
-                check_plays(agent, spec, n, tuple(args.modules))
-            except ValueError as exc:
-                raise CliError(
-                    f"{what} {spec!r} cannot play {config_label(n, args.modules)}: {exc}"
-                ) from None
+    candidate = _candidate(args.candidate, True, 0)
+    for n in args.players:  # the candidate must play every configuration: say what differs
+        try:
+            check_plays(candidate, args.candidate, n, tuple(args.modules))
+        except ValueError as exc:
+            raise CliError(
+                f"candidate {args.candidate!r} cannot play {config_label(n, args.modules)}: {exc}"
+            ) from None
+    for spec in args.opponents:
+        make_agent(spec)
+    skip = sit_outs(args.opponents, args.players, tuple(args.modules))
+    for n in args.players:
+        if all((n, spec) in skip for spec in args.opponents):
+            reasons = "; ".join(skip[(n, spec)] for spec in args.opponents)
+            raise CliError(f"--opponents: none can play {config_label(n, args.modules)} ({reasons})")
     if args.json:
         target = Path(args.json)
         if target.is_dir() or not target.parent.is_dir():
@@ -327,6 +358,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", help="also write the results to this JSON file")
     args = ap.parse_args(argv)
     check_inputs(args)
+    skip = sit_outs(args.opponents, args.players, tuple(args.modules))
     t0 = time.perf_counter()
     results = evaluate(
         args.candidate,
@@ -347,6 +379,9 @@ def main(argv: list[str] | None = None) -> None:
         for r in results:
             if r.players == n:
                 print("  " + str(r))
+        for spec in args.opponents:
+            if (n, spec) in skip:
+                print(f"  vs {spec}: sits out ({skip[(n, spec)]})")
     print(f"  ({elapsed:.1f} s)")
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in results], indent=2) + "\n")
