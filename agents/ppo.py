@@ -302,6 +302,9 @@ class PPOAgent(Agent):
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         observations = np.asarray(observations, dtype=np.float32)
         self._check_observations(observations)
+        return self._choose(observations, action_masks)
+
+    def _choose(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks).astype(bool)
         if not masks.any(axis=1).all():
             raise ValueError("an action_mask row has no legal action")
@@ -311,9 +314,10 @@ class PPOAgent(Agent):
         return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        self._check_observations(np.asarray(observation, dtype=np.float32)[None])
+        observations = np.asarray(observation, dtype=np.float32)[None]
+        self._check_observations(observations)
         check_mask(action_mask, self.game["num_actions"])
-        return int(self.act_batch(observation[None], np.asarray(action_mask)[None])[0])
+        return int(self._choose(observations, np.asarray(action_mask)[None])[0])
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.path!r}, deterministic={self.deterministic})"
