@@ -13,6 +13,13 @@ Output directory (``output_dir``)::
 
 The learner's timesteps are counted as SB3 counts them (one per learner move);
 opponent moves are extra engine steps, reported separately in the summary.
+
+``players`` may list several counts (``[3, 4]``): one policy learns them all,
+the batched games split evenly between them (``MixedSelfPlayVecEnv``), the
+warm start's teacher positions too, and every evaluation runs per count
+(``greedy@3p``...; best.zip follows the mean over counts). ``modules`` plays
+any Cities of Splendor combination. Every saved model records its games
+(``agents.ppo.GAME_ATTR``), so a policy refuses any other game when played.
 """
 
 from __future__ import annotations
