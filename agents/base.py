@@ -48,13 +48,21 @@ class Agent:
         return f"{type(self).__name__}()"
 
 
-def check_game(agent: object, label: str, modules: tuple[str, ...]) -> None:
-    """Refuse, naming the agent, a module game for an agent that plays only the base game."""
+def check_game(agent: object, label: str, modules: tuple[str, ...], num_players: int | None = None) -> None:
+    """Refuse, naming the agent and what differs, a game it cannot play.
+
+    A module game needs ``plays_modules``; with ``num_players``, an agent that
+    knows which games it was trained for (a PPO policy's own ``check_game``)
+    also checks the player count and the exact modules.
+    """
     if modules and not getattr(agent, "plays_modules", True):
         raise ValueError(
             f"agent {label!r} plays only the base game; modules {list(modules)} need an agent that "
             "plays module games (random, greedy, mcts, human)"
         )
+    own_check = getattr(agent, "check_game", None)
+    if num_players is not None and callable(own_check):
+        own_check(num_players, tuple(modules))
 
 
 def check_seed(seed: object) -> int | None:

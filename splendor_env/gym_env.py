@@ -118,7 +118,7 @@ class SplendorGymEnv(gym.Env):
         from agents.base import check_game  # lazily: agents imports this package
 
         for label, agent in zip(self._labels, self._agents, strict=True):
-            check_game(agent, label, self.config.modules)
+            check_game(agent, label, self.config.modules, n)
         obs_dim = self.game.observation_space("player_0")["observation"].shape[0]
         self.observation_space = spaces.Box(0.0, OBS_HIGH, (obs_dim,), np.float32)
         self.action_space = spaces.Discrete(self.game.action_space("player_0").n)

@@ -229,3 +229,8 @@ def test_module_games_accept_module_playing_opponents() -> None:
     env = SplendorGymEnv(opponents={"random": 1.0}, modules=("orient",))
     _, info = env.reset(seed=0)
     assert info["action_mask"].any()
+
+
+def test_a_policy_trained_for_another_table_size_is_refused_up_front() -> None:
+    with pytest.raises(ValueError, match="trained for 2 players, base game; it cannot play 3 players"):
+        SplendorGymEnv(num_players=3, opponents="ppo:models/ppo_2p.zip")

@@ -12,16 +12,8 @@ from agents.base import check_game
 
 
 def check_plays(agent: object, label: str, num_players: int, modules: Sequence[str] = ()) -> None:
-    """Refuse, naming the agent and what differs, a game it cannot play.
-
-    Module games need ``plays_modules`` (:func:`agents.base.check_game`); an
-    agent that knows which games it was trained for (a PPO policy's
-    ``check_game``) also checks the player count and the exact modules.
-    """
-    check_game(agent, label, tuple(modules))
-    own_check = getattr(agent, "check_game", None)
-    if callable(own_check):
-        own_check(num_players, tuple(modules))
+    """Refuse, naming the agent and what differs, a game it cannot play (:func:`agents.base.check_game`)."""
+    check_game(agent, label, tuple(modules), num_players)
 
 
 def plays(agent: object, label: str, num_players: int, modules: Sequence[str] = ()) -> str | None:
