@@ -70,7 +70,7 @@ def put_card(out: np.ndarray, off: int, card: int) -> None:
         out[off + i] = CARD_TABLE[card, i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put_full_card(s: np.ndarray, out: np.ndarray, off: int, card: int) -> None:
     """16 base numbers then the Orient extras; a pair card shows its host's colour."""
     put_card(out, off, card)

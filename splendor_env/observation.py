@@ -223,8 +223,9 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
         if mods & MOD_STRONGHOLDS:
             strongholds.observe_seat(s, p, out, mo + M_SH)
         if mods & MOD_ORIENT:
-            orient.observe_seat(s, p, po, rel, out, mo + M_DG, mo + M_PAIR, mo + M_RES)
+            orient.observe_reserved(s, po, rel, out, mo + M_RES)
     if mods & MOD_ORIENT:
+        orient.observe_owned(s, seat, n, out, O_MSEATS, MODULE_SEAT_DIM, M_DG, M_PAIR)
         orient.observe(s, out)
     if mods & MOD_STRONGHOLDS:
         strongholds.observe(s, seat, n, out)

@@ -515,7 +515,7 @@ def legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
 # Applying actions
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take_from_slot(s: np.ndarray, m: int, mods: int) -> int:
     """Take the card of market slot ``m``. A base game refills the slot at once; a module game
     sends the card's strongholds home and refills after the turn's effects (a free card may be
@@ -533,7 +533,7 @@ def _take_from_slot(s: np.ndarray, m: int, mods: int) -> int:
     return card
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _refill_pending(s: np.ndarray) -> None:
     """Refill every emptied market slot from its own deck (base or Orient), in slot order."""
     bits = s[PD_REFILL]
@@ -545,7 +545,7 @@ def _refill_pending(s: np.ndarray) -> None:
     s[PD_REFILL] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gain(s: np.ndarray, p: int, po: int, card: int, mods: int) -> None:
     """Seat ``p`` takes ``card`` (bought or free); an Orient card records its effect."""
     gain_card(s, p, po, card)
@@ -613,7 +613,7 @@ def _apply_main(s: np.ndarray, a: int, p: int, po: int, mods: int) -> None:
         _purchase(s, p, po, card, dg, mods)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pending_phase(s: np.ndarray) -> int:
     """The next module effect to settle, in rule order, as the phase that decides it; -1 if none."""
     ph = trading_posts.drawn_phase(s)

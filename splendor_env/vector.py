@@ -327,6 +327,9 @@ class VectorEnv:
         return sample_legal_actions(self._masks, self._sample_stream)
 
 
+_SAMPLE_BLOCK = 64
+
+
 @njit(cache=True)
 def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarray:  # pragma: no cover
     """One uniformly random legal action per row of ``masks``; ``seed_state`` is a ``uint64[1]`` stream.
@@ -334,16 +337,28 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
     The low-level kernel; :meth:`VectorEnv.sample_actions` is the public way to call it.
     """
     b = masks.shape[0]
+    width = masks.shape[1]
+    blocks = (width + _SAMPLE_BLOCK - 1) // _SAMPLE_BLOCK
+    counts = np.empty(blocks, dtype=np.int64)  # legal ids per block of 64, so the pick skips empty blocks
     out = np.empty(b, dtype=np.int64)
     for i in range(b):
         n = 0
-        for a in range(masks.shape[1]):
-            n += masks[i, a]
-        k = rand_below(seed_state, n)
-        for a in range(masks.shape[1]):
-            if masks[i, a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
+        for blk in range(blocks):
+            c = 0
+            for a in range(blk * _SAMPLE_BLOCK, min(width, (blk + 1) * _SAMPLE_BLOCK)):
+                c += masks[i, a]
+            counts[blk] = c
+            n += c
+        k = rand_below(seed_state, n)  # the k-th legal id, in id order
+        for blk in range(blocks):
+            if k >= counts[blk]:
+                k -= counts[blk]
+                continue
+            for a in range(blk * _SAMPLE_BLOCK, min(width, (blk + 1) * _SAMPLE_BLOCK)):
+                if masks[i, a]:
+                    if k == 0:
+                        out[i] = a
+                        break
+                    k -= 1
+            break
     return out

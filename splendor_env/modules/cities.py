@@ -66,7 +66,7 @@ def setup(s: np.ndarray, rng: np.ndarray) -> None:
         s[CITY_ID + k] = CITY_SIDES[tiles[k], rand_below(rng, 2)]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def city_of(s: np.ndarray, p: int) -> int:
     """The city slot seat ``p`` claimed, or -1."""
     for k in range(CITIES_ON_OFFER):
@@ -112,7 +112,7 @@ def reason(s: np.ndarray, a: int, p: int, po: int) -> int:
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def end_of_turn(s: np.ndarray, p: int, po: int) -> bool:
     """The city stage: claim the one city that qualifies; True when several do (phase ``city``)."""
     if city_of(s, p) >= 0:
@@ -141,14 +141,14 @@ def holders(s: np.ndarray, n: int) -> int:
     return bits
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe_seat(s: np.ndarray, p: int, out: np.ndarray, city_at: int) -> None:
     """``mseat[k].city``: 1 if the seat holds a city."""
     if city_of(s, p) >= 0:
         out[city_at] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe(s: np.ndarray, out: np.ndarray) -> None:
     """``cities_on_offer``: present, prestige, requirement (5), same-colour count; claimed cities are gone."""
     for k in range(CITIES_ON_OFFER):

@@ -169,7 +169,7 @@ def owner(s: np.ndarray, card: int) -> int:
     return s[owner_addr(card)]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def double_gold_card(s: np.ndarray, p: int) -> int:
     """The lowest-id double-gold card seat ``p`` holds, or -1 (they are all alike)."""
     for i in range(ORIENT_LEVEL_SIZE):
@@ -179,7 +179,7 @@ def double_gold_card(s: np.ndarray, p: int) -> int:
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def card_colour_now(s: np.ndarray, card: int) -> int:
     """Colour a held card counts as: its own, a pair card's host colour, or -1."""
     c = ALL_CARD_COLOUR[card]
@@ -289,7 +289,7 @@ def sacrifice_reason(s: np.ndarray, p: int, card: int) -> int:
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decision_mask(s: np.ndarray, phase: int, p: int, mask: np.ndarray) -> int:
     """The sacrifice and pair-host candidates, walking only the player's cards; -1 for another phase."""
     n = 0
@@ -319,7 +319,7 @@ def decision_mask(s: np.ndarray, phase: int, p: int, mask: np.ndarray) -> int:
 # -- effects --------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def on_gain(s: np.ndarray, card: int) -> None:
     """A card just gained records what its effect owes: a host for a pair, a free card."""
     eff = ALL_CARD_EFFECT[card]
@@ -364,7 +364,7 @@ def spend_double_gold(s: np.ndarray, p: int, po: int) -> int:
     return VIRTUAL_GOLD
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pending_phase(s: np.ndarray) -> int:
     """The Orient's effects in rule order: sacrifice discards, pair host, free card; -1 if none."""
     if s[PD_SAC_LEFT] > 0:
@@ -406,25 +406,33 @@ def drop(s: np.ndarray, phase: int) -> None:
 # -- observation ----------------------------------------------------------------
 
 
-@njit(cache=True)
-def observe_seat(
-    s: np.ndarray, p: int, po: int, rel: int, out: np.ndarray, dg_at: int, pair_at: int, res_at: int
+@njit(cache=True, inline="always")
+def observe_owned(
+    s: np.ndarray, seat: int, n: int, out: np.ndarray, mseat0: int, seat_dim: int, dg_off: int, pair_off: int
 ) -> None:
-    """The seat's double-gold cards, pair bonuses, Orient extras of its reserved cards (another seat's
-    blind Orient reserve shows only that it came from an Orient deck), and its double-bonus cards
-    counted once in ``cards_per_colour``."""
+    """Every seat's double-gold cards and pair bonuses, and its double-bonus cards counted once in
+    ``cards_per_colour`` (which already holds the bonuses): one pass over the 30 Orient cards."""
     for i in range(NUM_ORIENT):
-        if s[OCARD_OWNER + i] != p:
+        p = s[OCARD_OWNER + i]
+        if p < 0:  # on offer, in a deck or boxed
             continue
+        rel = p - seat if p >= seat else p - seat + n
+        mo = mseat0 + rel * seat_dim
         card = NUM_CARDS + i
         if ALL_CARD_EFFECT[card] == EFFECT_DOUBLE_GOLD:
-            out[dg_at] += 1.0
+            out[mo + dg_off] += 1.0
         colour = ALL_CARD_COLOUR[card]
         if colour >= 0:  # a double-bonus card: one card, two bonuses
             out[O_CARDS_COLOUR + rel * 5 + colour] -= ALL_CARD_BONUS[card] - 1
         host = s[PAIR_HOST + i]
         if host >= 0:
-            out[pair_at + ALL_CARD_COLOUR[host]] += 1.0
+            out[mo + pair_off + ALL_CARD_COLOUR[host]] += 1.0
+
+
+@njit(cache=True, inline="always")
+def observe_reserved(s: np.ndarray, po: int, rel: int, out: np.ndarray, res_at: int) -> None:
+    """The Orient extras of a seat's reserved cards; another seat's blind Orient reserve shows only
+    that it came from an Orient deck."""
     for r in range(MAX_RESERVED):
         card = s[po + P_RESERVED + r]
         if card < NUM_CARDS:
@@ -437,7 +445,7 @@ def observe_seat(
                 out[off + i] = ORIENT_TABLE[card, i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe(s: np.ndarray, out: np.ndarray) -> None:
     """The Orient market and decks, the boxed cards, and the Orient's pending effects."""
     for slot in range(3 * ORIENT_SLOTS):

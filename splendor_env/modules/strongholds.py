@@ -67,7 +67,7 @@ def blocked(s: np.ndarray, m: int, p: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def send_home(s: np.ndarray, m: int) -> None:
     """The card of slot ``m`` leaves the market: its strongholds go back to their owners."""
     for q in range(MAX_PLAYERS):
@@ -89,7 +89,7 @@ def pending_phase(s: np.ndarray) -> int:
     return PHASE_STRONGHOLD if s[PD_SH] != 0 else -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def conquest_slot(s: np.ndarray, p: int) -> int:
     """The market slot holding all 3 of seat ``p``'s strongholds, or -1."""
     for m in range(ALL_SLOTS):
@@ -98,7 +98,7 @@ def conquest_slot(s: np.ndarray, p: int) -> int:
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reason(s: np.ndarray, a: int, p: int) -> int:
     """Legality of a place / move / remove id in phase ``stronghold``."""
     if a < SH_MOVE:
@@ -127,7 +127,7 @@ def reason(s: np.ndarray, a: int, p: int) -> int:
     return R_NOT_AN_OPTION
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decision_mask(s: np.ndarray, p: int, mask: np.ndarray) -> int:
     """The stronghold actions, walking the moves only from the (at most 3) slots holding the player's."""
     n = 0
@@ -158,7 +158,7 @@ def decision_mask(s: np.ndarray, p: int, mask: np.ndarray) -> int:
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def resolve(s: np.ndarray, a: int, p: int) -> None:
     """Place, move or remove a stronghold."""
     if a < SH_MOVE:
@@ -179,13 +179,13 @@ def resolve(s: np.ndarray, a: int, p: int) -> None:
     s[PD_SH] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe_seat(s: np.ndarray, p: int, out: np.ndarray, at: int) -> None:
     """``mseat[k].stronghold_supply``."""
     out[at] = s[SH_SUPPLY + p]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe(s: np.ndarray, seat: int, n: int, out: np.ndarray) -> None:
     """``strongholds_on_market``: 18 slots x 4 seats, observer first."""
     for rel in range(n):

@@ -115,14 +115,14 @@ def take(s: np.ndarray, p: int, po: int, k: int) -> None:
     s[po + P_PRESTIGE] += points(s[TP_HELD + p]) - before
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def after_take_two(s: np.ndarray, p: int, colour: int) -> None:
     """Taking 2 of ``colour`` with the extra-token post owes 1 token of another colour."""
     if has(s, p, TP_POWER_EXTRA_TOKEN):
         s[PD_EXTRA_EXCL] = colour
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def after_purchase(s: np.ndarray, p: int) -> None:
     """Every purchase (main action or conquest) with the token post owes 1 token."""
     if has(s, p, TP_TOKEN_AFTER_BUY):
@@ -140,13 +140,13 @@ def reserve_blind(s: np.ndarray, p: int, po: int, d: int) -> None:
         reserve(s, po, draw_from(s, d), True)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def drawn_phase(s: np.ndarray) -> int:
     """The draw-two choice, the first pending effect of a turn; -1 if none."""
     return PHASE_KEEP_DRAWN_CARD if s[PD_DRAWN0] >= 0 else -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pending_phase(s: np.ndarray) -> int:
     """The token effects, after the Orient's (token after buying, then extra token); -1 if none."""
     if s[PD_TP_TOKEN] != 0:
@@ -208,7 +208,7 @@ def drop(s: np.ndarray, phase: int) -> None:
         s[PD_EXTRA_EXCL] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def end_of_turn(s: np.ndarray, p: int, po: int) -> bool:
     """The trading-post stage: take the one post that qualifies; True when several do (a choice)."""
     count = 0
@@ -225,14 +225,14 @@ def end_of_turn(s: np.ndarray, p: int, po: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe_seat(s: np.ndarray, p: int, out: np.ndarray, at: int) -> None:
     """``mseat[k].trading_posts``: the 5 tiles the seat holds."""
     for k in range(5):
         out[at + k] = (s[TP_HELD + p] >> k) & 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     """``pending_drawn_cards`` (only their owner sees them; the others see two hidden cards of that
     level, and whether they came from an Orient deck) and ``pending_excluded_colour``."""
