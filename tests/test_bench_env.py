@@ -25,3 +25,16 @@ def test_benchmark_reports_every_figure(tmp_path) -> None:
         == results["aec_wrapped"] / results["connect_four_v3_wrapped"]
     )
     assert json.loads(out.read_text()) == results
+
+
+def test_cpu_time_module_ratios_cover_every_module() -> None:
+    results = bench_env.bench_modules_cpu(rounds=1, steps=2, batch=8)
+    for name in ("base", *bench_env.MODULE_CONFIGS):
+        assert results[f"cpu_ns_per_step_{name}"] > 0
+    assert results["cpu_ratio_base_vs_base"] == 1.0
+
+
+def test_the_cli_exits_zero_although_main_returns_its_figures() -> None:
+    from training.cli import run_cli
+
+    assert run_cli(lambda argv: {"figure": 1.0}, [], prog="bench") == 0

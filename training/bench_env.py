@@ -104,6 +104,37 @@ def bench_modules(seconds: float, batch: int = 1024) -> dict[str, float]:
     return results
 
 
+def bench_modules_cpu(rounds: int = 8, steps: int = 40, batch: int = 1024) -> dict[str, float]:
+    """Each module game's share of the base game's speed, from process CPU time, best of ``rounds``
+    interleaved rounds of ``steps`` batched steps: steadier than wall time when other jobs share the
+    machine (they still compete for caches)."""
+    from splendor_env.vector import VectorEnv, sample_legal_actions
+
+    configs = {"base": (), **MODULE_CONFIGS}
+    runs = {}
+    for name, modules in configs.items():
+        venv = VectorEnv(batch, 2, copy=False, modules=modules)
+        _, masks, _ = venv.reset(seed=0)
+        runs[name] = [venv, masks, np.array([12345], dtype=np.uint64)]
+    best = dict.fromkeys(configs, float("inf"))
+    for _ in range(rounds):
+        for name, run in runs.items():
+            venv, masks, rng = run
+            start = time.process_time()
+            for _ in range(steps):
+                _, masks, *_ = venv.step(sample_legal_actions(masks, rng))
+            run[1] = masks
+            best[name] = min(best[name], (time.process_time() - start) / (steps * batch))
+    results = {}
+    for name in configs:
+        results[f"cpu_ns_per_step_{name}"] = best[name] * 1e9
+        results[f"cpu_ratio_{name}_vs_base"] = best["base"] / best[name]
+        print(
+            f"{name:<16} {best[name] * 1e9:>7.0f} ns per step  ({best['base'] / best[name]:.0%} of the base game)"
+        )
+    return results
+
+
 def memory_per_1000_games(batch: int = 1000, steps: int = 200) -> float:
     """Peak traced memory (MB) of a VectorEnv of ``batch`` games while stepping, per 1000 games."""
     from splendor_env.vector import VectorEnv, sample_legal_actions
