@@ -21,18 +21,22 @@ import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, create_mlp
 
-from splendor_env.actions import BUY_MARKET, BUY_RESERVED, NUM_ACTIONS, RESERVE_MARKET
+from splendor_env.actions import BUY_MARKET, BUY_RESERVED, NUM_ACTIONS, NUM_ACTIONS_ALL, RESERVE_MARKET
 from splendor_env.observation import (
     CARD_DIM,
     O_MARKET,
+    O_MODULES,
     O_SEATS,
     OBS_DIM,
+    OBS_DIM_ALL,
     OBS_LAYOUT,
     S_BONUS,
+    S_PRESENT,
     S_RES,
     S_TOKENS,
     SEAT_DIM,
 )
+from splendor_env.state import MAX_PLAYERS, MODULE_NAMES
 
 from .base import Agent, check_mask
 
@@ -57,9 +61,9 @@ def _card_scale() -> np.ndarray:
     return scale
 
 
-def obs_scale() -> np.ndarray:
-    """Per-feature divisor for the raw-count observation (``float32[OBS_DIM]``)."""
-    scale = np.ones(OBS_DIM, dtype=np.float32)
+def obs_scale(dim: int = OBS_DIM) -> np.ndarray:
+    """Per-feature divisor for the raw-count observation (``float32[dim]``; module sections stay 1)."""
+    scale = np.ones(dim, dtype=np.float32)
     for name, off, size in OBS_LAYOUT:
         field = name.split(".")[-1]
         if field in _FIELD_SCALE:
@@ -111,7 +115,9 @@ class ScaledObs(BaseFeaturesExtractor):
         dim = int(np.prod(observation_space.shape)) + (CARD_GAP_DIM if card_features else 0)
         super().__init__(observation_space, features_dim=dim)
         self.card_features = card_features
-        self.register_buffer("inv_scale", th.as_tensor(1.0 / obs_scale()))
+        self.register_buffer(
+            "inv_scale", th.as_tensor(1.0 / obs_scale(int(np.prod(observation_space.shape))))
+        )
 
     def forward(self, observations: th.Tensor) -> th.Tensor:
         scaled = observations * self.inv_scale
@@ -138,21 +144,100 @@ def load_model(path: str | Path) -> Any:
     return model
 
 
+#: Attribute of a MaskablePPO model (saved in the zip's ``data`` JSON by ``model.save``) that says
+#: which games the policy was trained for: ``{"players": [3, 4], "modules": ["cities"]}``.
+GAME_ATTR = "splendor_game"
+
+
 def check_model_spaces(model: Any, name: str = "model") -> None:
-    """Refuse at load time a model made for another observation size or action count."""
+    """Refuse at load time a model whose observation size / action count is no game of this env."""
     obs_shape = getattr(model.observation_space, "shape", None)
     n_actions = getattr(model.action_space, "n", None)
-    if obs_shape != (OBS_DIM,) or n_actions != NUM_ACTIONS:
+    if (obs_shape, n_actions) not in (((OBS_DIM,), NUM_ACTIONS), ((OBS_DIM_ALL,), NUM_ACTIONS_ALL)):
         raise ValueError(
             f"PPO model {name!r} expects observations of shape {obs_shape} and {n_actions} actions; "
-            f"this env gives ({OBS_DIM},) and {NUM_ACTIONS} (a base-game model is needed)"
+            f"this env gives ({OBS_DIM},) and {NUM_ACTIONS} for the base game, ({OBS_DIM_ALL},) and "
+            f"{NUM_ACTIONS_ALL} with modules (a model for another version?)"
         )
+    game_of(model, name)
+
+
+def game_record(players: list[int] | tuple[int, ...] | int, modules: list[str] | tuple[str, ...]) -> dict:
+    """The :data:`GAME_ATTR` value training stores in a model: player counts and modules, normalised."""
+    counts = sorted({int(players)} if isinstance(players, (int, np.integer)) else {int(n) for n in players})
+    return {"players": counts, "modules": [m for m in MODULE_NAMES if m in set(modules)]}
+
+
+def game_of(model: Any, name: str = "model") -> dict[str, Any]:
+    """Which games ``model`` plays: ``{"players", "modules", "obs_dim", "num_actions", "inferred"}``.
+
+    Read from the model's :data:`GAME_ATTR`; a model saved before it existed
+    (``models/ppo_2p.zip``) is inferred from its sizes: a base-game model is a
+    2-player base-game policy (that is how every such model was trained).
+    """
+    obs_dim = int(np.prod(model.observation_space.shape))
+    n_actions = int(model.action_space.n)
+    meta = getattr(model, GAME_ATTR, None)
+    if meta is None:
+        if obs_dim != OBS_DIM:
+            raise ValueError(
+                f"PPO model {name!r} plays module games but does not record which modules and player "
+                f"counts it was trained for (no {GAME_ATTR!r} in the model); retrain it with training.train"
+            )
+        return {"players": [2], "modules": [], "obs_dim": obs_dim, "num_actions": n_actions, "inferred": True}
+    try:
+        game = game_record(meta["players"], meta["modules"])
+        ok = (
+            game["players"]
+            and set(game["players"]) <= {2, 3, 4}
+            and len(game["modules"]) == len(meta["modules"])
+        )
+    except (TypeError, KeyError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"PPO model {name!r} has an unreadable {GAME_ATTR!r} record: {meta!r}")
+    if bool(game["modules"]) != (obs_dim == OBS_DIM_ALL):
+        raise ValueError(
+            f"PPO model {name!r} records modules {game['modules']} but has observations of size {obs_dim}"
+        )
+    return {**game, "obs_dim": obs_dim, "num_actions": n_actions, "inferred": False}
+
+
+def describe_game(players: list[int] | int, modules: list[str] | tuple[str, ...]) -> str:
+    """``"3 or 4 players, base game"`` / ``"2 players, modules cities+orient"`` (for messages)."""
+    counts = [players] if isinstance(players, int) else list(players)
+    who = " or ".join(str(n) for n in counts) + " players"
+    return f"{who}, {'modules ' + '+'.join(modules) if modules else 'base game'}"
+
+
+def game_mismatch(game: dict[str, Any], num_players: int, modules: list[str] | tuple[str, ...]) -> str | None:
+    """What differs between a model's :func:`game_of` and a game (``None`` if it may play it)."""
+    mods = game_record(num_players, modules)["modules"]
+    problems = []
+    if num_players not in game["players"]:
+        problems.append(
+            f"player count: trained for {' or '.join(map(str, game['players']))}, game has {num_players}"
+        )
+    if mods != game["modules"]:
+        problems.append(
+            f"modules: trained for {game['modules'] or 'none (base game)'}, game has {mods or 'none (base game)'}"
+        )
+    dim, acts = (OBS_DIM_ALL, NUM_ACTIONS_ALL) if mods else (OBS_DIM, NUM_ACTIONS)
+    if (dim, acts) != (game["obs_dim"], game["num_actions"]):
+        problems.append(
+            f"observation size {game['obs_dim']} vs {dim}, action count {game['num_actions']} vs {acts}"
+        )
+    return "; ".join(problems) or None
 
 
 class PPOAgent(Agent):
-    """Plays a MaskablePPO policy; ``model=`` wraps an in-memory model instead of loading ``path``."""
+    """Plays a MaskablePPO policy; ``model=`` wraps an in-memory model instead of loading ``path``.
 
-    plays_modules = False
+    ``game`` (from :func:`game_of`) says which games the policy was trained for;
+    :meth:`check_game` refuses any other game naming what differs, and every
+    move checks the observation's seats and modules against it, so a policy
+    is never silently played in a game it has not learnt.
+    """
 
     name = "ppo"
 
@@ -169,12 +254,45 @@ class PPOAgent(Agent):
                 raise ValueError("PPOAgent needs a model path (or model=)")
             model = load_model(path)
         self.path = None if path is None else str(path)
+        self.label = self.path or "in-memory model"
+        self.game = game_of(model, self.label)
+        self.plays_modules = bool(self.game["modules"])  # read by agents.base.check_game
         self.model = model
         self.policy = model.policy
         self.deterministic = deterministic
 
+    def check_game(self, num_players: int, modules: list[str] | tuple[str, ...] = ()) -> None:
+        """Refuse a game the policy was not trained for, naming what differs."""
+        problem = game_mismatch(self.game, int(num_players), tuple(modules))
+        if problem:
+            raise ValueError(
+                f"PPO model {self.label!r} was trained for {describe_game(self.game['players'], self.game['modules'])}; "
+                f"it cannot play {describe_game(int(num_players), game_record(num_players, modules)['modules'])} "
+                f"({problem})"
+            )
+
+    def _check_observations(self, obs: np.ndarray) -> None:
+        """The same check from the observations themselves (seat ``present`` flags, module flags)."""
+        if obs.ndim != 2 or obs.shape[1] != self.game["obs_dim"]:
+            got = obs.shape[-1] if obs.ndim else None
+            mods = "a module game" if got == OBS_DIM_ALL else "the base game" if got == OBS_DIM else "no game"
+            raise ValueError(
+                f"PPO model {self.label!r} was trained for {describe_game(self.game['players'], self.game['modules'])}"
+                f" (observations of size {self.game['obs_dim']}); got observations of size {got} ({mods})"
+            )
+        seats = obs[:, [O_SEATS + k * SEAT_DIM + S_PRESENT for k in range(MAX_PLAYERS)]].sum(axis=1)
+        counts = np.unique(seats.astype(np.int64))
+        if obs.shape[1] == OBS_DIM_ALL:
+            flags = np.unique(obs[:, O_MODULES : O_MODULES + len(MODULE_NAMES)] > 0, axis=0)
+            games = [[m for m, on in zip(MODULE_NAMES, row, strict=True) if on] for row in flags]
+        else:
+            games = [[]]
+        for n in counts:
+            for mods in games:
+                self.check_game(int(n), mods)
+
     def logits(self, observations: np.ndarray) -> np.ndarray:
-        """Unmasked actor logits ``[B, NUM_ACTIONS]`` for raw observations ``[B, OBS_DIM]``."""
+        """Unmasked actor logits ``[B, num_actions]`` for raw observations ``[B, obs_dim]``."""
         policy = self.policy
         with th.no_grad():
             obs = th.as_tensor(np.asarray(observations, dtype=np.float32))
@@ -182,6 +300,11 @@ class PPOAgent(Agent):
             return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        observations = np.asarray(observations, dtype=np.float32)
+        self._check_observations(observations)
+        return self._choose(observations, action_masks)
+
+    def _choose(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks).astype(bool)
         if not masks.any(axis=1).all():
             raise ValueError("an action_mask row has no legal action")
@@ -191,8 +314,10 @@ class PPOAgent(Agent):
         return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        check_mask(action_mask, NUM_ACTIONS)
-        return int(self.act_batch(observation[None], np.asarray(action_mask)[None])[0])
+        observations = np.asarray(observation, dtype=np.float32)[None]
+        self._check_observations(observations)
+        check_mask(action_mask, self.game["num_actions"])
+        return int(self._choose(observations, np.asarray(action_mask)[None])[0])
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.path!r}, deterministic={self.deterministic})"
@@ -213,7 +338,7 @@ def slot_inputs(features: th.Tensor) -> th.Tensor:
     b = features.shape[0]
     market = features[:, O_MARKET : O_MARKET + 12 * CARD_DIM].reshape(b, 12, CARD_DIM)
     reserved = features[:, O_SEATS + S_RES : O_SEATS + S_RES + 3 * CARD_DIM].reshape(b, 3, CARD_DIM)
-    gaps = features[:, OBS_DIM : OBS_DIM + CARD_GAP_DIM].reshape(b, 2, N_SLOTS, 4)
+    gaps = features[:, -CARD_GAP_DIM:].reshape(b, 2, N_SLOTS, 4)  # ScaledObs appends them last
     opp = th.cat([gaps[:, 1, :12], th.zeros_like(gaps[:, 1, 12:])], dim=1)
     onehot = th.eye(N_SLOTS, dtype=features.dtype, device=features.device).expand(b, -1, -1)
     return th.cat([th.cat([market, reserved], dim=1), gaps[:, 0], opp, onehot], dim=-1)
@@ -257,10 +382,10 @@ class CardSlotExtractor(th.nn.Module):
 class CardSlotHead(th.nn.Module):
     """Action logits: a linear map of ``h`` for every id, plus per-slot buy/reserve scores of ``z_i``."""
 
-    def __init__(self, hidden: int, slot_dim: int) -> None:
+    def __init__(self, hidden: int, slot_dim: int, n_actions: int = NUM_ACTIONS) -> None:
         super().__init__()
         self.hidden, self.slot_dim = hidden, slot_dim
-        self.base = th.nn.Linear(hidden, NUM_ACTIONS)
+        self.base = th.nn.Linear(hidden, n_actions)
         self.slot = th.nn.Linear(slot_dim, 2)  # (buy, reserve) score of a slot
         buy = list(range(BUY_MARKET, BUY_MARKET + 12)) + list(range(BUY_RESERVED, BUY_RESERVED + 3))
         reserve = list(range(RESERVE_MARKET, RESERVE_MARKET + 12))
@@ -276,7 +401,7 @@ class CardSlotHead(th.nn.Module):
 
 
 class CardSlotPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO policy with :class:`CardSlotExtractor` and :class:`CardSlotHead` (base game only).
+    """MaskablePPO policy with :class:`CardSlotExtractor` and :class:`CardSlotHead` (any game).
 
     Needs ``features_extractor_class=ScaledObs`` with ``card_features=True``.
     """
@@ -288,7 +413,7 @@ class CardSlotPolicy(MaskableActorCriticPolicy):
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         ex = self.mlp_extractor
-        self.action_net = CardSlotHead(ex.hidden, ex.slot_dim)
+        self.action_net = CardSlotHead(ex.hidden, ex.slot_dim, int(self.action_space.n))
         if self.ortho_init:  # as SB3 does for its own action_net: near-uniform first policy
             self.action_net.apply(partial(self.init_weights, gain=0.01))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

@@ -16,7 +16,18 @@ CONFIGS = sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_shipped_configs_are_valid(path: Path) -> None:
     cfg = C.load(path)
-    assert cfg.players in (2, 3, 4)
+    assert cfg.player_counts and set(cfg.player_counts) <= {2, 3, 4}
+
+
+def test_players_may_be_a_list_and_modules_any_combination() -> None:
+    random_only = {"eval": {"opponents": ["random"], "best_opponent": None}}  # agents that play module games
+    cfg = C.from_dict({"players": [4, 3], "modules": ["orient", "cities"], **random_only})
+    assert cfg.players == [4, 3] and cfg.player_counts == [3, 4]
+    assert cfg.modules == ["orient", "cities"]
+    assert C.from_dict({"players": "3"}).player_counts == [3]
+    assert C.from_dict({}, ["players=[2, 4]"]).player_counts == [2, 4]
+    every = ["cities", "trading_posts", "orient", "strongholds"]
+    assert C.from_dict({"modules": every, **random_only}).modules == every
 
 
 def test_defaults_and_yaml_floats() -> None:
@@ -66,8 +77,18 @@ def test_overrides_are_typed_by_field() -> None:
         ),
         ({"n_envs": 0}, [], r"n_envs: must be >= 1, got 0"),
         ({"n_envs": 10**6}, [], r"n_envs: must be <= 4096, got 1000000"),
-        ({"players": 5}, [], r"players: must be one of 2, 3 or 4, got 5"),
-        ({"modules": ["cities"]}, [], r"modules\[0\]: module 'cities' is not supported"),
+        ({"players": 5}, [], r"^players: a player count must be 2, 3 or 4, got 5$"),
+        ({"players": [3, 5]}, [], r"^players: a player count must be 2, 3 or 4, got 5$"),
+        ({"players": []}, [], r"^players: must not be empty"),
+        ({"players": [3, 3]}, [], r"^players: a player count is listed twice: \[3, 3\]$"),
+        ({"players": "x"}, [], r"^players: expected an integer, got 'x'$"),
+        ({"players": [2, 3, 4], "n_envs": 2}, [], r"^n_envs: must be >= the number of player counts \(3\)"),
+        (
+            {"modules": ["town"]},
+            [],
+            r"^modules\[0\]: unknown module 'town'; known modules: cities, trading_posts",
+        ),
+        ({"modules": ["orient", "orient"]}, [], r"^modules\[1\]: module 'orient' is listed twice$"),
         ({"modules": "cities"}, [], r"modules: expected a list"),
         (
             {"ppo": {"learning_rate": "fast"}},
@@ -169,3 +190,24 @@ def test_cli_reports_config_errors(capsys) -> None:
 
     assert run_cli(main, ["--config", str(CONFIGS[0]), "--set", "ppo.n_epochs=0"], prog="train") == 2
     assert capsys.readouterr().err == "train: error: ppo.n_epochs: must be >= 1, got 0\n"
+
+
+def test_pool_agents_must_play_the_configured_games() -> None:
+    """A 2-player policy in a 3-player run, or a base-game policy in a module run, is refused up front."""
+    pytest.importorskip("sb3_contrib")
+    pool = {"opponents": {"pool": [{"spec": "ppo:models/ppo_2p.zip"}]}}
+    root = Path(__file__).resolve().parents[1]
+    pool["opponents"]["pool"][0]["spec"] = f"ppo:{root / 'models' / 'ppo_2p.zip'}"
+    C.from_dict(pool)  # 2 players, base game: fine
+    with pytest.raises(
+        C.ConfigError,
+        match=r"^opponents\.pool\[0\]\.spec: PPO model .* was trained for 2 players, "
+        r"base game; it cannot play 3 players, base game \(player count: trained for 2, game has 3\)",
+    ):
+        C.from_dict({**pool, "players": [2, 3]})
+    with pytest.raises(
+        C.ConfigError, match=r"^opponents\.pool\[0\]\.spec: agent .* plays only the base game"
+    ):
+        C.from_dict({**pool, "modules": ["cities"]})
+    with pytest.raises(C.ConfigError, match=r"^eval\.opponents\[0\]: PPO model .* cannot play 4 players"):
+        C.from_dict({"players": 4, "eval": {"opponents": [pool["opponents"]["pool"][0]["spec"]]}})

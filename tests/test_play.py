@@ -37,9 +37,27 @@ def test_bad_agents_are_refused(argv: list[str], message: str, capsys: pytest.Ca
     assert message in text
 
 
-def test_play_refuses_a_base_game_agent_for_a_module_game(capsys) -> None:
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["random", "--modules", "cities"],
+            "agent 'ppo:{m}' plays only the base game; modules ['cities']",
+        ),
+        (
+            ["random", "random"],
+            "PPO model '{m}' was trained for 2 players, base game; it cannot play 3 players, base game "
+            "(player count: trained for 2, game has 3)",
+        ),
+    ],
+)
+def test_play_refuses_a_policy_for_a_game_it_was_not_trained_for(argv, message, capsys) -> None:
+    """The shipped 2-player base-game policy is refused in a module game and at a 3-player table."""
     from training.cli import run_cli
     from training.play import main
 
-    assert run_cli(main, ["--agents", "random", "greedy", "--modules", "cities"], prog="play") == 2
-    assert "agent 'greedy' plays only the base game" in capsys.readouterr().err
+    model = str(play.SHIPPED_POLICY)
+    assert run_cli(main, ["--agents", f"ppo:{model}", *argv], prog="play") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("play: error: ") and err.count("\n") == 1
+    assert message.format(m=model) in err

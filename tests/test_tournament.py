@@ -289,3 +289,58 @@ def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPa
     record = tour.play_game(task, [spy, tour.make("random")])
     assert spy.calls > 10 and calls == [0] * spy.calls
     assert rec_mod.replay(record)[0]
+
+
+# ---------------------------------------------------------------------------
+# Configurations: player counts and modules, with the agents that can play them
+
+MODEL = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
+
+
+def test_one_round_robin_per_player_count_with_the_agents_that_can_play_it(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    lines: list[str] = []
+    ppo = f"ppo:{MODEL}"
+    out = tmp_path / "t"
+    summary = run_tournament(
+        ["random", "greedy", ppo], players=[2, 3], games=2, out=out, progress=False, echo=lines.append
+    )
+    two, three = summary["configurations"]
+    assert (two["config"], two["agents"], two["skipped"]) == ("2p base", ["random", "greedy", ppo], {})
+    assert (three["config"], three["agents"], three["players"]) == ("3p base", ["random", "greedy"], 3)
+    assert three["skipped"][ppo].startswith(f"PPO model '{MODEL}' was trained for 2 players, base game")
+    assert two["games"] == 6 and three["games"] == 6  # 3 pairs x 2 games; 2 mixed tables x 3 seatings
+    assert f"3p base: {ppo} sits out: PPO model" in "\n".join(lines)
+    assert json.loads((out / "summary.json").read_text())["configurations"][1]["skipped"] == three["skipped"]
+    for sub, players in (("2p_base", 2), ("3p_base", 3)):
+        data = json.loads((out / sub / "summary.json").read_text())
+        assert data["players"] == players and (out / sub / "winrates.csv").is_file()
+
+
+def test_module_games_are_played_by_every_agent_that_can(tmp_path: Path) -> None:
+    """Who plays a module game is decided by each agent's own ``plays_modules``, nothing hard-coded."""
+    import agents
+
+    specs = ["random", "greedy", "mcts:sims=4"]
+    able = [s for s in specs if agents.make(s).plays_modules]
+    if len(able) < 2:
+        with pytest.raises(tour.CliError, match="no configuration has two agents that can play it"):
+            run_tournament(specs, games=1, progress=False, echo=None, modules=["cities"])
+        return
+    summary = run_tournament(
+        specs, games=1, progress=False, echo=None, modules=["cities"], out=tmp_path / "m", save_games=True
+    )
+    assert summary["agents"] == able and summary["modules"] == ["cities"]
+    assert set(summary["skipped"]) == set(specs) - set(able)
+    games = list(rec_mod.read_records(tmp_path / "m" / "games.jsonl"))
+    assert all(g["modules"] == ["cities"] for g in games) and rec_mod.replay(games[0])[0]
+
+
+def test_a_module_game_task_plays_and_replays_with_its_modules() -> None:
+    import agents
+
+    task = schedule(["random", "random2"], 3, 1, seed=4, modules=("trading_posts", "strongholds"))[0]
+    assert task.modules == ("trading_posts", "strongholds")
+    record = tour.play_game(task, [agents.make("random", seed=i) for i in range(3)])
+    assert record["modules"] == ["trading_posts", "strongholds"] and record["turns"] > 0
+    assert rec_mod.replay(record)[0]  # the record carries what it needs to be replayed

@@ -14,7 +14,7 @@ from agents.ppo import PPOAgent  # noqa: E402
 from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
 from training import config as C  # noqa: E402
 from training.evaluate import play_match  # noqa: E402
-from training.selfplay import OpponentPool, SelfPlayVecEnv  # noqa: E402
+from training.selfplay import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv  # noqa: E402
 from training.stats import wilson as wilson_interval  # noqa: E402
 from training.train import train  # noqa: E402
 
@@ -264,3 +264,120 @@ def test_shipped_policy_still_beats_greedy() -> None:
 
     result = play_match(PPOAgent(SHIPPED_POLICY), agents.make("greedy", seed=0), 60, seed=777)
     assert result.win_rate >= 0.75, result
+
+
+def _seats_present(obs: np.ndarray) -> np.ndarray:
+    """Player count of each observation (the seat blocks' ``present`` flags)."""
+    from splendor_env.observation import O_SEATS, S_PRESENT, SEAT_DIM
+
+    return obs[:, [O_SEATS + k * SEAT_DIM + S_PRESENT for k in range(4)]].sum(axis=1).astype(int)
+
+
+def test_each_opponent_seat_is_drawn_from_the_pool_independently() -> None:
+    """4 players, pool random:greedy 1:1: the three opponents of a game are mixed in 3 games out of 4."""
+    env = SelfPlayVecEnv(200, OpponentPool([("random", 1.0, None), ("greedy", 1.0, None)], seed=0), 4, seed=0)
+    env.reset()
+    opponents = [set(row[row >= 0].tolist()) for row in env.opp]
+    assert all(len(row[row >= 0]) == 3 for row in env.opp)  # every seat but the learner's has an opponent
+    mixed = np.mean([len(s) == 2 for s in opponents])
+    assert 0.6 < mixed < 0.9, mixed
+
+
+def test_one_learner_over_several_player_counts() -> None:
+    """MixedSelfPlayVecEnv: games split between 3 and 4 players, rewards and infos from the learner's seat."""
+    pool = OpponentPool([("random", 1.0, None), ("greedy", 1.0, None)], seed=0)
+    env = MixedSelfPlayVecEnv(11, pool, [3, 4], seed=5)
+    assert [p.num_envs for p in env.parts] == [6, 5] and env.observation_space.shape == (OBS_DIM,)
+    obs = env.reset()
+    assert obs.shape == (11, OBS_DIM) and _seats_present(obs).tolist() == [3] * 6 + [4] * 5
+    learner = agents.make("greedy", seed=2)
+    ended = {3: [], 4: []}
+    for _ in range(300):
+        masks = env.action_masks()
+        assert masks.shape == (11, 72) and masks.any(axis=1).all()
+        obs, rewards, dones, infos = env.step(learner.act_batch(obs, masks))
+        assert (obs[:, O_ON_MOVE] == 1).all()
+        for b in np.flatnonzero(dones):
+            assert rewards[b] == infos[b]["outcome"]
+            ended[infos[b]["players"]].append(b)
+    assert ended[3] and ended[4] and max(ended[3]) < 6 <= min(ended[4])
+    assert env.opponent_steps == sum(p.opponent_steps for p in env.parts) > 0
+    again = MixedSelfPlayVecEnv(11, OpponentPool([("random", 1.0, None)], seed=0), [3, 4], seed=5)
+    again.seed(9)
+    again.reset()
+    seats = [p.seat.copy() for p in again.parts]
+    again.seed(9)
+    again.reset()
+    for part, before in zip(again.parts, seats, strict=True):  # a seeded reset reaches every part
+        np.testing.assert_array_equal(part.seat, before)
+
+
+def test_teacher_positions_are_shared_between_player_counts(tmp_path) -> None:
+    from training.train import teacher_dataset
+
+    cfg = _tiny_config(tmp_path, players="[3, 4]", **{"pretrain.samples": 4000})
+    data = teacher_dataset(cfg, seed=0)
+    assert _seats_present(data["obs"]).tolist() == [3] * 2000 + [4] * 2000
+    for part in (data["value"][:2000], data["value"][2000:]):  # finished games gave their positions a value
+        assert (part > 0).any() and (part < 0).any()
+
+
+def test_tiny_run_for_three_and_four_players_records_its_games(tmp_path) -> None:
+    cfg = _tiny_config(
+        tmp_path,
+        players="[3, 4]",
+        **{"eval.opponents": "[random, greedy]", "pretrain.samples": 2000, "network.net_arch": "[16]"},
+    )
+    summary = train(cfg, progress_bar=False)
+    assert [(r["opponent"], r["players"]) for r in summary["final_eval"]] == [
+        ("random@3p", 3),
+        ("greedy@3p", 3),
+        ("random@4p", 4),
+        ("greedy@4p", 4),
+    ]
+    assert summary["game"] == {"players": [3, 4], "modules": []}
+    history = summary["eval_history"][0]["results"]
+    greedy = np.mean([r["win_rate"] for r in history if r["opponent"].startswith("greedy")])
+    assert summary["best_score"] >= greedy  # best.zip is chosen by the mean over player counts
+    agent = PPOAgent(tmp_path / "run" / "final.zip")
+    assert agent.game["players"] == [3, 4]
+    snapshot = sorted((tmp_path / "run" / "snapshots").glob("*.zip"))[-1]
+    assert PPOAgent(snapshot).game["players"] == [3, 4]  # pool snapshots know their games too
+    with pytest.raises(ValueError, match="trained for 3 or 4, game has 2"):
+        agent.check_game(2)
+
+
+def test_tiny_module_run_with_the_card_slot_policy(tmp_path) -> None:
+    """A module game (749 actions, 1134 observation floats) trains the card-slot network end to end."""
+    cfg = _tiny_config(
+        tmp_path,
+        modules="[cities, orient]",
+        **{
+            "network.policy": "card_slots",
+            "opponents.pool": "[{spec: random}, {spec: snapshots}]",
+            "eval.opponents": "[random]",
+            "pretrain.teacher": "random",
+            "pretrain.samples": 1000,
+        },
+    )
+    summary = train(cfg, progress_bar=False)
+    assert summary["game"] == {"players": [2], "modules": ["cities", "orient"]}
+    assert summary["final_eval"][0]["modules"] == ["cities", "orient"]
+    agent = PPOAgent(tmp_path / "run" / "final.zip")
+    assert agent.game["num_actions"] == 749 and agent.plays_modules
+    env = SelfPlayVecEnv(
+        4, OpponentPool([("random", 1.0, None)], seed=0), modules=("cities", "orient"), seed=0
+    )
+    obs = env.reset()
+    actions = agent.act_batch(obs, env.action_masks())
+    assert env.action_masks()[np.arange(4), actions].all()
+    with pytest.raises(ValueError, match=r"game has none \(base game\)"):
+        agent.check_game(2)
+
+
+def test_a_pool_agent_that_cannot_play_the_game_is_refused() -> None:
+    from training.play import SHIPPED_POLICY
+
+    pool = OpponentPool([(f"ppo:{SHIPPED_POLICY}", 1.0, None)], seed=0)
+    with pytest.raises(ValueError, match="trained for 2, game has 3"):
+        SelfPlayVecEnv(4, pool, 3, seed=0)

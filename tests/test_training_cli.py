@@ -70,6 +70,19 @@ CASES = [
     (EVAL, ["greedy", "--workers", "0"], "--workers must be an integer >= 1, got 0"),
     (EVAL, ["greedy", "--seed", "-5"], "--seed must be >= 0, got -5"),
     (EVAL, ["greedy", "--players", "7"], "--players must be 2, 3 or 4, got 7"),
+    (EVAL, ["greedy", "--players", "3", "3"], "--players lists a player count twice: [3, 3]"),
+    (EVAL, ["random", "--modules", "town"], "--modules: unknown module 'town'"),
+    (EVAL, ["random", "--modules", "orient", "orient"], "--modules lists a module twice"),
+    (
+        EVAL,
+        [str(MODEL), "--players", "2", "3"],
+        f"candidate '{MODEL}' cannot play 3p base: PPO model '{MODEL}' was trained for 2 players, base game",
+    ),
+    (
+        EVAL,
+        ["random", "--opponents", f"ppo:{MODEL}", "--modules", "cities"],
+        f"--opponents: none can play 2p cities (agent 'ppo:{MODEL}' plays only the base game",
+    ),
     (EVAL, ["greedy", "--opponents", "grredy"], "unknown agent spec 'grredy'"),
     (EVAL, ["grredy"], "unknown agent spec 'grredy'"),
     (EVAL, ["{truncated.zip}"], "is not a zip file"),
@@ -101,6 +114,18 @@ CASES = [
     (bench_policies.main, ["--agents", "nonsense"], "unknown agent spec 'nonsense'"),
     (tournament.main, ["--agents", "random", "bogus:x=1"], "unknown agent spec 'bogus"),
     (tournament.main, ["--agents", "random", "mcts:sims=abc"], "sims='abc'"),
+    (
+        tournament.main,
+        ["--agents", "random", "greedy", "--players", "7"],
+        "--players must be 2, 3 or 4, got 7",
+    ),
+    (tournament.main, ["--agents", "random", "greedy", "--players", "3", "3"], "lists a player count twice"),
+    (tournament.main, ["--agents", "random", "greedy", "--modules", "town"], "unknown module 'town'"),
+    (
+        tournament.main,
+        ["--agents", "random", f"ppo:{MODEL}", "--players", "3", "4"],
+        "no configuration has two agents that can play it (ppo:",
+    ),
 ]
 
 
@@ -129,15 +154,15 @@ def test_bad_inputs_one_line_exit_2_nothing_created(main, argv, match, tmp_path,
 # Fuzz: random argument lists never give a traceback
 
 
-VALUES = ["0", "-1", "1", "2", "x", "", "1e3", "-0", "9999999999999999999999", "\x00", "é"]
+VALUES = ["0", "-1", "1", "2", "x", "", "1e3", "-0", "9999999999999999999999", "\x00", "é", "cities"]
 OPTIONS = {
     "evaluate": (
         EVAL,
-        ["--games", "--players", "--workers", "--seed", "--opponents", "--backend", "--address"],
+        ["--games", "--players", "--workers", "--seed", "--opponents", "--backend", "--address", "--modules"],
     ),
     "tournament": (
         tournament.main,
-        ["--players", "--games", "--workers", "--seed", "--max-turns", "--agents"],
+        ["--players", "--games", "--workers", "--seed", "--max-turns", "--agents", "--modules"],
     ),
     "bench": (bench_policies.main, ["--agents", "--anchors", "--games", "--workers", "--states", "--seed"]),
     "train": (TRAIN, ["--config", "--set", "--resume"]),
@@ -189,6 +214,36 @@ def test_evaluation_does_not_depend_on_workers_or_backend() -> None:
     assert [j["games"] for j in jobs] == [100, 30, 100, 30] and len({j["seed"] for j in jobs}) == 4
     pytest.importorskip("ray")
     assert evaluate.evaluate("greedy", ["random"], 130, workers=1, seed=3, backend="ray") == one
+
+
+def test_evaluation_reports_each_player_count_and_the_modules(capsys) -> None:
+    results = evaluate.evaluate("random", ["random"], 4, players=[4, 3], seed=1, modules=("trading_posts",))
+    assert [(r.players, r.modules, r.games, r.config) for r in results] == [
+        (4, ("trading_posts",), 4, "4p trading_posts"),
+        (3, ("trading_posts",), 4, "3p trading_posts"),
+    ]
+    assert (
+        results[0].as_dict()["modules"] == ["trading_posts"]
+        and results[0].as_dict()["config"] == "4p trading_posts"
+    )
+    jobs = evaluate.evaluation_jobs("random", ["random"], 4, [4, 3], 1, True, ("trading_posts",))
+    assert [(j["players"], j["modules"]) for j in jobs] == [(4, ["trading_posts"]), (3, ["trading_posts"])]
+    # A policy plays every game it was trained for and the report has one block per player count.
+    assert evaluate.main([str(MODEL), "--opponents", "random", "--games", "2", "--workers", "1"]) is None
+    out = capsys.readouterr().out
+    assert f"{MODEL} (2 players, base game, seat-rotated, seed 12345):" in out and "vs random" in out
+    # An opponent that cannot play a configuration sits it out, named with the reason.
+    argv = ["random", "--players", "2", "3", "--games", "2", "--workers", "1", "--opponents", "random"]
+    assert evaluate.main([*argv, f"ppo:{MODEL}"]) is None
+    out = capsys.readouterr().out
+    three = out.split("(3 players, base game,")[1]
+    assert (
+        "vs random" in three
+        and f"vs ppo:{MODEL}: sits out (PPO model '{MODEL}' was trained for 2 players" in three
+    )
+    assert f"vs ppo:{MODEL} " in out.split("(3 players")[0]  # ...and plays the 2-player games
+    with_modules = evaluate.evaluate("random", ["random", f"ppo:{MODEL}"], 2, [2], modules=("cities",))
+    assert [r.opponent for r in with_modules] == ["random"]
 
 
 def test_model_zip_check_accepts_the_shipped_model() -> None:

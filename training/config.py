@@ -20,15 +20,34 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError
 
-from splendor_env.state import DEFAULT_MAX_TURNS
+from splendor_env.state import DEFAULT_MAX_TURNS, MODULE_NAMES
 
 SNAPSHOTS = "snapshots"  # pool spec meaning "a frozen past copy of the learner"
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu")
 POLICIES = ("mlp", "card_slots")
-SUPPORTED_MODULES: tuple[str, ...] = ()  # only the base game for now
+SUPPORTED_MODULES: tuple[str, ...] = MODULE_NAMES  # any combination of the Cities of Splendor modules
 MAX_N_ENVS = 4096  # games per batch; more buys no speed on a CPU and risks running out of memory
 MAX_PRETRAIN_SAMPLES = 4_000_000  # teacher positions held in memory: ~2 KB each
 MAX_ROLLOUT = 1 << 20  # n_steps * n_envs: ~2.4 GB of rollout buffer at 497 observation floats per step
+
+
+def _players(value: Any) -> Any:
+    """``players``: one count (``3``) or a list of counts one policy learns together (``[3, 4]``)."""
+
+    def count(v: Any) -> int:
+        n = _int(v)
+        if n not in (2, 3, 4):
+            raise ValueError(f"a player count must be 2, 3 or 4, got {v!r}")
+        return n
+
+    if isinstance(value, list):
+        if not value:
+            raise ValueError("must not be empty (2, 3, 4 or a list of them)")
+        counts = [count(v) for v in value]
+        if len(set(counts)) != len(counts):
+            raise ValueError(f"a player count is listed twice: {value!r}")
+        return counts
+    return count(value)
 
 
 class ConfigError(ValueError):
@@ -161,8 +180,15 @@ class PretrainConfig(_Section):
 
 
 class TrainConfig(_Section):
-    players: Annotated[Literal[2, 3, 4], BeforeValidator(_int)] = 2
-    modules: list[Str] = []
+    # one player count, or a list: one policy trained on every count (n_envs split evenly between them)
+    players: Annotated[int | list[int], BeforeValidator(_players)] = 2
+    modules: list[Str] = []  # any of cities, trading_posts, orient, strongholds
+
+    @property
+    def player_counts(self) -> list[int]:
+        """``players`` as a sorted list of distinct counts."""
+        return [self.players] if isinstance(self.players, int) else sorted(set(self.players))
+
     n_envs: Int(ge=1, le=MAX_N_ENVS) = 128  # games played in one batch
     total_timesteps: Int(ge=1) = 1_000_000  # learner steps, as SB3 counts them
     seed: Int(ge=0) = 0
@@ -234,12 +260,29 @@ def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
             raise ConfigError(f"{key}: {message}")
 
     for i, m in enumerate(cfg.modules):
-        check(m in SUPPORTED_MODULES, f"modules[{i}]", f"module {m!r} is not supported; only [] (base game)")
+        check(
+            m in SUPPORTED_MODULES,
+            f"modules[{i}]",
+            f"unknown module {m!r}; known modules: {', '.join(SUPPORTED_MODULES)}",
+        )
+        check(m not in cfg.modules[:i], f"modules[{i}]", f"module {m!r} is listed twice")
+    if isinstance(cfg.players, list):
+        check(bool(cfg.players), "players", "must not be empty (2, 3, 4 or a list of them)")
+        check(
+            len(set(cfg.players)) == len(cfg.players),
+            "players",
+            f"a player count is listed twice: {cfg.players}",
+        )
+        check(
+            cfg.n_envs >= len(cfg.players),
+            "n_envs",
+            f"must be >= the number of player counts ({len(cfg.players)}): each count gets its share of games",
+        )
     check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     if cfg.init_from is not None:
         from training.model_file import model_zip_problem
 
-        problem = model_zip_problem(cfg.init_from)
+        problem = model_zip_problem(cfg.init_from, cfg.modules)
         check(problem is None, "init_from", str(problem))
         check(cfg.pretrain.teacher is None, "init_from", "set either init_from or pretrain.teacher, not both")
     net = cfg.network
@@ -280,17 +323,25 @@ def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
         specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(ev.opponents)]
         specs += [("pretrain.teacher", teacher)] if teacher is not None else []
         for key, spec in specs:
-            check_agent_spec(spec, key)
+            check_agent_spec(spec, key, cfg.player_counts, tuple(cfg.modules))
 
 
-def check_agent_spec(spec: str, key: str) -> None:
-    """An opponent spec must build an agent (``agents.make``); "snapshots" is the pool's own."""
+def check_agent_spec(
+    spec: str, key: str, player_counts: list[int] | None = None, modules: tuple[str, ...] = ()
+) -> None:
+    """An opponent spec must build an agent (``agents.make``) that plays the run's games."""
+    from training.games import check_plays
     from training.selfplay import make_agent
 
     try:
-        make_agent(spec)
+        agent = make_agent(spec)
     except Exception as e:  # noqa: BLE001 - any failure means the spec is unusable
         raise ConfigError(f"{key}: unknown or unusable agent spec {spec!r}: {e}") from None
+    try:
+        for n in player_counts or [2]:
+            check_plays(agent, spec, n, modules)
+    except ValueError as e:
+        raise ConfigError(f"{key}: {e}") from None
 
 
 def validate(raw: dict[str, Any], check_specs: bool = True) -> TrainConfig:

@@ -9,7 +9,15 @@ a Wilson 95% confidence interval.
 CLI::
 
     python -m training.evaluate models/ppo_2p.zip --opponents random greedy --games 1000 --workers 2 \\
-        [--backend ray [--address auto]]
+        [--players 3 4] [--modules cities orient] [--backend ray [--address auto]]
+
+Results are reported per configuration (player count, modules) and
+opponent; ``--players`` takes several counts. In a game of ``n`` players the
+candidate holds one seat and the opponent spec all the others. The candidate
+must be able to play every configuration (module games need
+``plays_modules``; a PPO policy also checks the player counts and modules it
+was trained for), or the command stops naming what differs; an opponent that
+cannot play a configuration sits out of it, and the report says why.
 
 Games are played in chunks of 100, each seeded from ``(--seed, opponent,
 chunk)``: the results are the same for any ``--workers`` and on either backend.
@@ -34,6 +42,7 @@ from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
 from training.backend import BACKENDS, check_backend, map_jobs
 from training.cli import CliError, run_cli
+from training.games import check_plays, config_label
 from training.model_file import model_zip_problem
 from training.stats import wilson
 
@@ -47,6 +56,13 @@ class MatchResult:
     shared: int
     losses: int
     truncated: int
+    players: int = 2
+    modules: tuple[str, ...] = ()
+
+    @property
+    def config(self) -> str:
+        """The game configuration: ``"3p base"``, ``"2p cities+orient"``."""
+        return config_label(self.players, self.modules)
 
     @property
     def win_rate(self) -> float:
@@ -65,11 +81,14 @@ class MatchResult:
             self.shared + other.shared,
             self.losses + other.losses,
             self.truncated + other.truncated,
+            self.players,
+            self.modules,
         )
 
     def as_dict(self) -> dict[str, Any]:
         lo, hi = self.ci
-        return {**asdict(self), "win_rate": self.win_rate, "ci95": [lo, hi]}
+        out = {**asdict(self), "win_rate": self.win_rate, "ci95": [lo, hi]}
+        return {**out, "modules": list(self.modules), "config": self.config}
 
     def __str__(self) -> str:
         lo, hi = self.ci
@@ -101,7 +120,7 @@ def play_match(
     game = np.arange(slots)  # game number per slot, -1 = slot finished
     seat = (first_game + game) % n
     next_game = slots
-    result = MatchResult(opponent_name, 0, 0.0, 0, 0, 0, 0)
+    result = MatchResult(opponent_name, 0, 0.0, 0, 0, 0, 0, n, tuple(venv.config.modules))
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
     while (game >= 0).any():
         active = np.flatnonzero(game >= 0)
@@ -155,6 +174,9 @@ def _worker(job: dict[str, Any]) -> MatchResult:
     torch.set_num_threads(1)
     cand = _candidate(job["candidate"], job["deterministic"], job["seed"])
     opp = make_agent(job["opponent"], seed=job["seed"] + 1)
+    modules = tuple(job.get("modules", ()))
+    check_plays(cand, job["candidate"], job["players"], modules)
+    check_plays(opp, job["opponent"], job["players"], modules)
     return play_match(
         cand,
         opp,
@@ -163,6 +185,7 @@ def _worker(job: dict[str, Any]) -> MatchResult:
         seed=job["seed"],
         opponent_name=job["opponent"],
         first_game=job["first_game"],
+        modules=modules,
     )
 
 
@@ -171,10 +194,24 @@ def job_seed(*key: int) -> int:
     return int(np.random.SeedSequence(list(key)).generate_state(1)[0] >> 1)
 
 
+def player_list(players: int | list[int]) -> list[int]:
+    """``3`` -> ``[3]``; a list stays as given (the order of the report)."""
+    return [int(players)] if isinstance(players, (int, np.integer)) else [int(n) for n in players]
+
+
 def evaluation_jobs(
-    candidate: str, opponents: list[str], games: int, players: int, seed: int, deterministic: bool
+    candidate: str,
+    opponents: list[str],
+    games: int,
+    players: int | list[int],
+    seed: int,
+    deterministic: bool,
+    modules: tuple[str, ...] = (),
+    skip: dict[tuple[int, str], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Chunks of :data:`CHUNK_GAMES` games per opponent, each seeded from ``(seed, opponent, chunk)``.
+    """Chunks of :data:`CHUNK_GAMES` games per configuration and opponent, seeded from ``(seed, opponent, chunk)``.
+
+    ``skip`` (from :func:`sit_outs`) leaves out the (player count, opponent) pairs that cannot be played.
 
     The split does not depend on the number of workers or the backend, so
     neither do the results.
@@ -185,58 +222,113 @@ def evaluation_jobs(
             "opponent": opp,
             "opponent_index": k,
             "games": min(CHUNK_GAMES, games - first),
-            "players": players,
+            "players": n,
+            "modules": list(modules),
             "seed": job_seed(seed, k, c),
             "first_game": first,
             "deterministic": deterministic,
         }
+        for n in player_list(players)
         for k, opp in enumerate(opponents)
+        if (n, opp) not in (skip or {})
         for c, first in enumerate(range(0, games, CHUNK_GAMES))
     ]
+
+
+def sit_outs(
+    opponents: list[str], players: int | list[int], modules: tuple[str, ...] = ()
+) -> dict[tuple[int, str], str]:
+    """``{(player count, opponent): why}`` for every opponent that cannot play that configuration."""
+    from training.games import plays
+    from training.selfplay import make_agent
+
+    built = {spec: make_agent(spec) for spec in opponents}
+    out = {}
+    for n in player_list(players):
+        for spec, agent in built.items():
+            reason = plays(agent, spec, n, modules)
+            if reason is not None:
+                out[(n, spec)] = reason
+    return out
 
 
 def evaluate(
     candidate: str,
     opponents: list[str],
     games: int,
-    players: int = 2,
+    players: int | list[int] = 2,
     workers: int = 1,
     seed: int = 0,
     deterministic: bool = True,
     backend: str = "local",
     address: str | None = None,
+    modules: tuple[str, ...] = (),
 ) -> list[MatchResult]:
-    """Evaluate a candidate spec / model path against each opponent, chunks of games spread over workers."""
-    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic)
+    """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
+
+    Chunks of games are spread over workers; one :class:`MatchResult` per
+    (player count, opponent) that can be played, with its ``players`` and
+    ``modules`` (opponents that cannot play a configuration sit it out: :func:`sit_outs`).
+    """
+    skip = sit_outs(opponents, players, tuple(modules))
+    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic, tuple(modules), skip)
     parts = map_jobs(_worker, jobs, workers, backend, address)
     results = []
-    for k in range(len(opponents)):
-        mine = [part for job, part in zip(jobs, parts, strict=True) if job["opponent_index"] == k]
-        total = mine[0]
-        for part in mine[1:]:
-            total = total.merge(part)
-        results.append(total)
+    for n in player_list(players):
+        for k, opp in enumerate(opponents):
+            if (n, opp) in skip:
+                continue
+            mine = [
+                part
+                for job, part in zip(jobs, parts, strict=True)
+                if job["opponent_index"] == k and job["players"] == n
+            ]
+            total = mine[0]
+            for part in mine[1:]:
+                total = total.merge(part)
+            results.append(total)
     return results
 
 
 def check_inputs(args: argparse.Namespace) -> None:
     """Refuse bad arguments before any game is played or file written (messages name the argument)."""
+    import splendor_env
     from training.selfplay import make_agent
 
     for name, value, low in (("--games", args.games, 1), ("--seed", args.seed, 0)):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
-    if args.players not in (2, 3, 4):
-        raise CliError(f"--players must be 2, 3 or 4, got {args.players}")
+    for n in args.players:
+        if n not in (2, 3, 4):
+            raise CliError(f"--players must be 2, 3 or 4, got {n}")
+    if len(set(args.players)) != len(args.players):
+        raise CliError(f"--players lists a player count twice: {args.players}")
+    try:
+        splendor_env.EnvConfig(num_players=args.players[0], modules=tuple(args.modules))
+    except ValueError as exc:
+        raise CliError(f"--modules: {exc}") from None
+    if len(set(args.modules)) != len(args.modules):
+        raise CliError(f"--modules lists a module twice: {args.modules}")
     check_backend(args.backend, args.address, args.workers)
     if args.candidate.endswith(".zip") or Path(args.candidate).is_file():
         problem = model_zip_problem(args.candidate)
         if problem:
             raise CliError(f"candidate: {problem}")
-    else:
-        make_agent(args.candidate)
+    candidate = _candidate(args.candidate, True, 0)
+    for n in args.players:  # the candidate must play every configuration: say what differs
+        try:
+            check_plays(candidate, args.candidate, n, tuple(args.modules))
+        except ValueError as exc:
+            raise CliError(
+                f"candidate {args.candidate!r} cannot play {config_label(n, args.modules)}: {exc}"
+            ) from None
     for spec in args.opponents:
         make_agent(spec)
+    skip = sit_outs(args.opponents, args.players, tuple(args.modules))
+    for n in args.players:
+        if all((n, spec) in skip for spec in args.opponents):
+            reasons = "; ".join(skip[(n, spec)] for spec in args.opponents)
+            raise CliError(f"--opponents: none can play {config_label(n, args.modules)} ({reasons})")
     if args.json:
         target = Path(args.json)
         if target.is_dir() or not target.parent.is_dir():
@@ -254,7 +346,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("candidate", help="MaskablePPO .zip, or an agent spec")
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
     ap.add_argument("--games", type=int, default=1000, help="games per opponent")
-    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--players", type=int, nargs="+", default=[2], help="player counts, e.g. 3 4")
+    ap.add_argument("--modules", nargs="*", default=[], help="Cities of Splendor modules of every game")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
     ap.add_argument(
@@ -265,6 +358,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", help="also write the results to this JSON file")
     args = ap.parse_args(argv)
     check_inputs(args)
+    skip = sit_outs(args.opponents, args.players, tuple(args.modules))
     t0 = time.perf_counter()
     results = evaluate(
         args.candidate,
@@ -276,11 +370,18 @@ def main(argv: list[str] | None = None) -> None:
         not args.stochastic,
         args.backend,
         args.address,
+        tuple(args.modules),
     )
     elapsed = time.perf_counter() - t0
-    print(f"{args.candidate} ({args.players} players, seat-rotated, seed {args.seed}):")
-    for r in results:
-        print("  " + str(r))
+    for n in args.players:
+        game = "base game" if not args.modules else "modules " + "+".join(args.modules)
+        print(f"{args.candidate} ({n} players, {game}, seat-rotated, seed {args.seed}):")
+        for r in results:
+            if r.players == n:
+                print("  " + str(r))
+        for spec in args.opponents:
+            if (n, spec) in skip:
+                print(f"  vs {spec}: sits out ({skip[(n, spec)]})")
     print(f"  ({elapsed:.1f} s)")
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in results], indent=2) + "\n")

@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
-from splendor_env.actions import NUM_ACTIONS
-from splendor_env.observation import OBS_DIM
+from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
+from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 REQUIRED_MEMBERS = ("data", "policy.pth")
 
 
-def model_zip_problem(path: str | Path) -> str | None:
-    """What is wrong with ``path`` as a model for this version of the env, or None if nothing."""
+def model_zip_problem(path: str | Path, modules: Sequence[str] | None = None) -> str | None:
+    """What is wrong with ``path`` as a model for this version of the env, or None if nothing.
+
+    ``modules`` (the run's) also requires the sizes of that game: base-game
+    sizes for ``[]``, the module sizes otherwise; ``None`` accepts either.
+    """
     p = Path(path)
     if not p.is_file():
         return f"model file not found: {str(path)!r}"
@@ -39,13 +44,21 @@ def model_zip_problem(path: str | Path) -> str | None:
         return f"{str(path)!r} is truncated or corrupt ({type(exc).__name__}: {str(exc).splitlines()[0]})"
     obs = data.get("observation_space") if isinstance(data, dict) else None
     shape = obs.get("_shape") if isinstance(obs, dict) else None
-    if shape != [OBS_DIM]:
+    if modules is None:
+        sizes = {OBS_DIM: NUM_ACTIONS, OBS_DIM_ALL: NUM_ACTIONS_ALL}
+        game = "this env's games"
+    else:
+        sizes = {OBS_DIM_ALL: NUM_ACTIONS_ALL} if modules else {OBS_DIM: NUM_ACTIONS}
+        game = f"modules {list(modules)}" if modules else "the base game"
+    if not isinstance(shape, list) or len(shape) != 1 or shape[0] not in sizes:
+        want = " or ".join(f"[{d}]" for d in sizes)
         return (
             f"{str(path)!r} expects observations of shape {shape}, "
-            f"but this env's observations have shape [{OBS_DIM}] (a model for another version?)"
+            f"but {game} give observations of shape {want} (a model for another game or version?)"
         )
     act = data.get("action_space")
-    if not isinstance(act, dict) or str(act.get("n")) != str(int(NUM_ACTIONS)):
+    want_n = sizes[shape[0]]
+    if not isinstance(act, dict) or str(act.get("n")) != str(int(want_n)):
         n = act.get("n") if isinstance(act, dict) else None
-        return f"{str(path)!r} has {n} actions, this env has {NUM_ACTIONS}"
+        return f"{str(path)!r} has {n} actions, {game} have {want_n}"
     return None

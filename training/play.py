@@ -28,10 +28,10 @@ import numpy as np
 
 import agents
 import splendor_env
-from agents.base import check_game
 from agents.human import QuitGame
 from splendor_env.gym_env import agent_state
 from training.cli import CliError, run_cli
+from training.games import check_plays
 from training.records import game_result, write_records
 
 SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
@@ -119,8 +119,10 @@ def main(argv: list[str] | None = None) -> None:
     config = splendor_env.EnvConfig(
         num_players=len(args.agents), modules=tuple(args.modules)
     )  # names a bad module
-    for spec in args.agents:  # fail fast on a bad spec or game, before any game is played
-        check_game(agents.make(spec), spec, config.modules)
+    for (
+        spec
+    ) in args.agents:  # fail fast on a bad spec or game (modules, player count), before any game is played
+        check_plays(agents.make(spec), spec, len(args.agents), config.modules)
     wins = np.zeros(len(args.agents))
     records = []
     for g in range(args.games):

@@ -26,12 +26,11 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent
-from splendor_env.actions import NUM_ACTIONS
 from splendor_env.env import OBS_HIGH
-from splendor_env.observation import OBS_DIM
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
+from training.games import check_plays
 
 SNAPSHOTS = "snapshots"
 
@@ -141,10 +140,14 @@ class SelfPlayVecEnv(VecEnv):
         self.venv = VectorEnv(num_envs, num_players, seed=seed, copy=False, **env_options)
         self.pool = pool
         self.num_players = num_players
+        self.modules = tuple(self.venv.config.modules)
+        for k, agent in enumerate(pool.agents):
+            if pool.labels[k] != SNAPSHOTS:
+                check_plays(agent, pool.labels[k], num_players, self.modules)
         self.rng = np.random.default_rng(seed)
         self._seed = seed
-        obs_space = spaces.Box(0.0, OBS_HIGH, (OBS_DIM,), np.float32)
-        super().__init__(num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
+        obs_space = spaces.Box(0.0, OBS_HIGH, (self.venv.obs_dim,), np.float32)
+        super().__init__(num_envs, obs_space, spaces.Discrete(self.venv.num_actions))
         b = num_envs
         self.seat = np.zeros(b, dtype=np.int64)  # learner seat per game
         self.opp = np.full((b, num_players), -1, dtype=np.int64)  # opponent agent index per game and seat
@@ -238,7 +241,7 @@ class SelfPlayVecEnv(VecEnv):
         return self._obs.copy(), acc["reward"].astype(np.float32), acc["done"].copy(), infos
 
     def action_masks(self) -> np.ndarray:
-        """Legal moves of the learner in every game, ``bool[B, NUM_ACTIONS]`` (MaskablePPO reads this)."""
+        """Legal moves of the learner in every game, ``bool[B, num_actions]`` (MaskablePPO reads this)."""
         return self._mask.astype(bool)
 
     def close(self) -> None:
@@ -262,6 +265,104 @@ class SelfPlayVecEnv(VecEnv):
         if method_name == "action_masks":
             return list(self.action_masks()[self._get_indices(indices)])
         raise AttributeError(f"SelfPlayVecEnv games have no method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def _get_indices(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+class MixedSelfPlayVecEnv(VecEnv):
+    """One learner over several player counts: a :class:`SelfPlayVecEnv` per count, games side by side.
+
+    The ``num_envs`` games are split evenly (the first counts get the
+    remainder); every part shares one :class:`OpponentPool`, so fixed agents
+    and learner snapshots serve every table size. The observation has the
+    same size for 2, 3 and 4 players, which is what lets one policy play all.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        pool: OpponentPool,
+        player_counts: Sequence[int],
+        seed: int | None = None,
+        **env_options: Any,
+    ) -> None:
+        counts = list(player_counts)
+        if not counts or num_envs < len(counts):
+            raise ValueError(f"need at least one game per player count, got {num_envs} for {counts}")
+        sizes = [num_envs // len(counts) + (i < num_envs % len(counts)) for i in range(len(counts))]
+        self.parts = [
+            SelfPlayVecEnv(size, pool, n, seed=None if seed is None else seed + 7919 * i, **env_options)
+            for i, (n, size) in enumerate(zip(counts, sizes, strict=True))
+        ]
+        self.bounds = np.cumsum([0] + sizes)
+        self.pool = pool
+        self.player_counts = counts
+        self.modules = self.parts[0].modules
+        self._seed = seed
+        first = self.parts[0]
+        super().__init__(num_envs, first.observation_space, first.action_space)
+
+    @property
+    def opponent_steps(self) -> int:
+        return sum(part.opponent_steps for part in self.parts)
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0]
+        for i, part in enumerate(self.parts):
+            part.seed(None if seed is None else seed + 7919 * i)
+        out = np.concatenate([part.reset() for part in self.parts])
+        self._reset_seeds()
+        return out
+
+    def step_async(self, actions: np.ndarray) -> None:
+        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        for i, part in enumerate(self.parts):
+            part.step_async(actions[self.bounds[i] : self.bounds[i + 1]])
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        outs = [part.step_wait() for part in self.parts]
+        for part, (_, _, _, infos) in zip(self.parts, outs, strict=True):
+            for info in infos:
+                if "opponent" in info:
+                    info["players"] = part.num_players
+        return (
+            np.concatenate([o[0] for o in outs]),
+            np.concatenate([o[1] for o in outs]),
+            np.concatenate([o[2] for o in outs]),
+            [info for o in outs for info in o[3]],
+        )
+
+    def action_masks(self) -> np.ndarray:
+        return np.concatenate([part.action_masks() for part in self.parts])
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        n = len(self._get_indices(indices))
+        if attr_name == "render_mode":
+            return [None] * n
+        if attr_name == "action_masks":
+            return [self.action_masks] * n
+        raise AttributeError(f"MixedSelfPlayVecEnv games have no attribute {attr_name!r}")
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"MixedSelfPlayVecEnv does not support setting {attr_name!r}")
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[self._get_indices(indices)])
+        raise AttributeError(f"MixedSelfPlayVecEnv games have no method {method_name!r}")
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False] * len(self._get_indices(indices))

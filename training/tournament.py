@@ -4,7 +4,16 @@ CLI::
 
     python -m training.tournament --agents random greedy mcts:sims=100 \\
         --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games] \\
-        [--backend ray [--address auto]]
+        [--modules cities orient] [--backend ray [--address auto]]
+
+Configurations. ``--players`` takes one or more table sizes and
+``--modules`` the Cities of Splendor modules of every game; each (players,
+modules) configuration is its own round robin, reported on its own, among
+the agents that can play it: an agent that plays only the base game
+(``plays_modules`` false) sits out module games, and a PPO policy sits out
+the player counts and modules it was not trained for; the report names who
+sat out and why. With several configurations each one's files go to
+``--out/<players>p_<modules>/`` and ``--out/summary.json`` lists them all.
 
 Games run in this process, a local process pool, or on Ray
 (:mod:`training.backend`); every game carries its own seeds, so the
@@ -64,6 +73,7 @@ from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
 from training.backend import BACKENDS, check_backend, chunks, map_jobs
 from training.cli import CliError, run_cli
+from training.games import config_label, plays
 from training.records import game_result, write_records
 from training.stats import Z95, clean_number, wilson
 
@@ -81,6 +91,7 @@ class GameTask:
     specs: tuple[str, ...]
     agent_seeds: tuple[int, ...]
     max_turns: int = st.DEFAULT_MAX_TURNS
+    modules: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------
@@ -116,6 +127,7 @@ def schedule(
     seed: int = 0,
     all_seatings: bool = False,
     max_turns: int = st.DEFAULT_MAX_TURNS,
+    modules: Sequence[str] = (),
 ) -> list[GameTask]:
     """Every game of the round robin, in a deterministic order."""
     if players not in (2, 3, 4):
@@ -139,6 +151,7 @@ def schedule(
                         specs=tuple(specs[i] for i in order),
                         agent_seeds=tuple(_seed(seed, t, deal, k, p) for p in range(players)),
                         max_turns=max_turns,
+                        modules=tuple(modules),
                     )
                 )
     return tasks
@@ -156,7 +169,7 @@ def agent_state(env: raw_env, seat: int, rng: np.random.Generator) -> np.ndarray
 def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:
     """Play one game through the AEC env; returns its record (see :mod:`training.records`)."""
     n = len(task.specs)
-    env = raw_env(num_players=n, max_turns=task.max_turns)
+    env = raw_env(num_players=n, max_turns=task.max_turns, modules=task.modules)
     env.reset(seed=task.seed)
     for agent, s in zip(seat_agents, task.agent_seeds, strict=True):
         agent.seed(s)
@@ -177,6 +190,7 @@ def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:
         "num_players": n,
         "seed": task.seed,
         "max_turns": task.max_turns,
+        "modules": list(task.modules),
         "agents": list(task.specs),
         "agent_seeds": list(task.agent_seeds),
         "actions": actions,
@@ -420,7 +434,9 @@ def format_tables(summary: dict[str, Any]) -> str:
     specs = summary["agents"]
     width = max(8, *(len(s) for s in specs))
     lines = [
-        f"{summary['games']} games, {summary['players']} players, mean {summary['mean_turns']:.1f} turns, "
+        f"{summary['games']} games, {summary['players']} players"
+        f"{', modules ' + '+'.join(summary['modules']) if summary.get('modules') else ''}, "
+        f"mean {summary['mean_turns']:.1f} turns, "
         f"{summary['truncated']} truncated",
         "",
         "win rate % of row against column [95% CI]",
@@ -560,7 +576,7 @@ def plot(summary: dict[str, Any], path: Path) -> None:
 
 def check_inputs(
     specs: Sequence[str],
-    players: int,
+    players: int | Sequence[int],
     games: int,
     workers: int,
     seed: int,
@@ -568,21 +584,33 @@ def check_inputs(
     out: str | Path | None,
     backend: str = "local",
     address: str | None = None,
+    modules: Sequence[str] = (),
 ) -> None:
     """Refuse bad arguments before any game is played or any file written (messages name the argument)."""
+    counts = [players] if isinstance(players, int) else list(players)
     if len(specs) < 2:
         raise CliError(f"--agents needs at least two agent specs, got {len(specs)}")
     if len(set(specs)) != len(specs):
         raise CliError("--agents lists the same spec twice")
-    if players not in (2, 3, 4):
-        raise CliError(f"--players must be 2, 3 or 4, got {players}")
+    if not counts:
+        raise CliError("--players needs at least one player count")
+    for n in counts:
+        if n not in (2, 3, 4):
+            raise CliError(f"--players must be 2, 3 or 4, got {n}")
+    if len(set(counts)) != len(counts):
+        raise CliError(f"--players lists a player count twice: {counts}")
+    if len(set(modules)) != len(modules):
+        raise CliError(f"--modules lists a module twice: {list(modules)}")
     for name, value, low in (("--games", games, 1), ("--seed", seed, 0), ("--max-turns", max_turns, 1)):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
     check_backend(backend, address, workers)
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise CliError(f"--out {str(out)!r} exists and is not a directory")
-    raw_env(num_players=players, max_turns=max_turns)  # the env's own argument checks
+    try:
+        raw_env(num_players=counts[0], max_turns=max_turns, modules=tuple(modules))  # the env's own checks
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     for spec in specs:  # fail fast on a bad spec, before any process starts
         try:
             make(spec)
@@ -590,9 +618,34 @@ def check_inputs(
             raise CliError(f"--agents {spec!r}: {exc}") from None
 
 
+def configurations(
+    specs: Sequence[str], players: Sequence[int], modules: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Per player count: the agents that can play that game and those that sit out (with the reason)."""
+    built = [make(spec) for spec in specs]
+    out = []
+    for n in players:
+        reasons = {spec: plays(agent, spec, n, modules) for spec, agent in zip(specs, built, strict=True)}
+        out.append(
+            {
+                "players": n,
+                "modules": list(modules),
+                "config": config_label(n, modules),
+                "agents": [s for s in specs if reasons[s] is None],
+                "skipped": {s: r for s, r in reasons.items() if r is not None},
+            }
+        )
+    return out
+
+
+def config_dir(config: dict[str, Any]) -> str:
+    """``3p_base``, ``2p_cities+orient``: a configuration's folder under ``--out``."""
+    return config["config"].replace(" ", "_")
+
+
 def run_tournament(
     specs: Sequence[str],
-    players: int = 2,
+    players: int | Sequence[int] = 2,
     games: int = 100,
     workers: int = 1,
     seed: int = 0,
@@ -604,16 +657,84 @@ def run_tournament(
     echo: Callable[[str], None] | None = print,
     backend: str = "local",
     address: str | None = None,
+    modules: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Play the round robin and write the outputs; returns the summary."""
-    check_inputs(specs, players, games, workers, seed, max_turns, out, backend, address)
-    tasks = schedule(specs, players, games, seed, all_seatings, max_turns)
+    """Play the round robin of every configuration and write the outputs; returns the summary.
+
+    With one player count the summary (and ``--out``) is that configuration's,
+    as before; with several, ``{"configurations": [...]}`` and one folder each.
+    """
+    counts = [players] if isinstance(players, int) else list(players)
+    modules = tuple(modules)
+    check_inputs(specs, counts, games, workers, seed, max_turns, out, backend, address, modules)
+    configs = configurations(specs, counts, modules)
+    if all(len(c["agents"]) < 2 for c in configs):
+        reasons = "; ".join(f"{s}: {r}" for c in configs for s, r in c["skipped"].items())
+        raise CliError(f"no configuration has two agents that can play it ({reasons})")
+    summaries = []
+    for config in configs:
+        where = None if out is None else (Path(out) if len(configs) == 1 else Path(out) / config_dir(config))
+        if echo is not None and len(configs) > 1:
+            echo(f"\n== {config['config']} ==")
+        if echo is not None:
+            for spec, reason in config["skipped"].items():
+                echo(f"{config['config']}: {spec} sits out: {reason}")
+        if len(config["agents"]) < 2:
+            summary = {**config, "games": 0, "note": "fewer than two agents can play this configuration"}
+            if echo is not None:
+                echo(f"{config['config']}: not played (fewer than two agents can play it)")
+        else:
+            summary = _run_config(
+                config,
+                games,
+                workers,
+                seed,
+                where,
+                save_games,
+                all_seatings,
+                max_turns,
+                progress,
+                echo,
+                backend,
+                address,
+            )
+        summaries.append(summary)
+    if len(configs) == 1:
+        return summaries[0]
+    result = {"configurations": summaries}
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "summary.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return result
+
+
+def _run_config(
+    config: dict[str, Any],
+    games: int,
+    workers: int,
+    seed: int,
+    out: Path | None,
+    save_games: bool,
+    all_seatings: bool,
+    max_turns: int,
+    progress: bool,
+    echo: Callable[[str], None] | None,
+    backend: str,
+    address: str | None,
+) -> dict[str, Any]:
+    """One configuration's round robin (its agents, players and modules), outputs in ``out``."""
+    specs, players, modules = config["agents"], config["players"], tuple(config["modules"])
+    tasks = schedule(specs, players, games, seed, all_seatings, max_turns, modules)
     start = time.perf_counter()
     records = run_tasks(tasks, workers, progress, backend, address)
     summary = summarise(specs, records)
     summary["seconds"] = time.perf_counter() - start
+    summary["modules"] = list(modules)
+    summary["config"] = config["config"]
+    summary["skipped"] = config["skipped"]
     summary["settings"] = {
         "players": players,
+        "modules": list(modules),
         "games_per_table": games,
         "workers": workers,
         "backend": backend,
@@ -623,7 +744,6 @@ def run_tournament(
         "tables": [list(t) for t in tables(len(specs), players)],
     }
     if out is not None:
-        out = Path(out)
         summary["files"] = [str(p) for p in write_outputs(summary, out)]
         if save_games:
             write_records(out / "games.jsonl", records)
@@ -644,7 +764,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--agents", nargs="+", required=True, help="agent specs, e.g. random greedy mcts:sims=100"
     )
-    parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="seats per table")
+    parser.add_argument(
+        "--players",
+        type=int,
+        nargs="+",
+        default=[2],
+        help="seats per table (2, 3 or 4; several: one round robin each)",
+    )
+    parser.add_argument("--modules", nargs="*", default=[], help="Cities of Splendor modules of every game")
     parser.add_argument("--games", type=int, default=100, help="games per table (rounded up to whole deals)")
     parser.add_argument(
         "--workers", type=int, default=1, help="worker processes (Ray: CPUs of a local runtime)"
@@ -664,7 +791,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run_tournament(
         args.agents,
-        players=args.players,
+        players=args.players if len(args.players) > 1 else args.players[0],
         games=args.games,
         workers=args.workers,
         seed=args.seed,
@@ -675,6 +802,7 @@ def main(argv: list[str] | None = None) -> int:
         progress=not args.no_progress,
         backend=args.backend,
         address=args.address,
+        modules=args.modules,
     )
     return 0
 
@@ -688,6 +816,7 @@ __all__ = [
     "agent_state",
     "bradley_terry_elo",
     "check_inputs",
+    "configurations",
     "elo_intervals",
     "figure",
     "format_tables",

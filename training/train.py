@@ -30,7 +30,7 @@ import yaml
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
-from agents.ppo import CardSlotPolicy, PPOAgent, ScaledObs
+from agents.ppo import GAME_ATTR, CardSlotPolicy, PPOAgent, ScaledObs, game_record
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
@@ -38,7 +38,7 @@ from training import config as config_mod
 from training.cli import run_cli
 from training.config import TrainConfig
 from training.evaluate import MatchResult, play_match
-from training.selfplay import OpponentPool, SelfPlayVecEnv, make_agent
+from training.selfplay import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv, make_agent
 
 POLICIES = {"mlp": "MlpPolicy", "card_slots": CardSlotPolicy}
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "gelu": torch.nn.GELU}
@@ -141,22 +141,28 @@ class ProgressCallback(BaseCallback):
         self.bar.close()
 
 
-def build_env(cfg: TrainConfig, seed: int) -> SelfPlayVecEnv:
+def build_env(cfg: TrainConfig, seed: int) -> SelfPlayVecEnv | MixedSelfPlayVecEnv:
+    """The self-play games of the config: one player count, or a list of them side by side."""
     pool = OpponentPool(
         [(e.spec, e.weight, e.final_weight) for e in cfg.opponents.pool],
         max_snapshots=cfg.opponents.max_snapshots,
         snapshot_deterministic=cfg.opponents.snapshot_deterministic,
         seed=seed,
     )
-    return SelfPlayVecEnv(
-        cfg.n_envs,
-        pool,
-        cfg.players,
-        seed=seed,
-        reward_mode=cfg.env.reward_mode,
-        shaping_scale=cfg.env.shaping_scale,
-        max_turns=cfg.env.max_turns,
-    )
+    options = {
+        "reward_mode": cfg.env.reward_mode,
+        "shaping_scale": cfg.env.shaping_scale,
+        "max_turns": cfg.env.max_turns,
+        "modules": tuple(cfg.modules),
+    }
+    if isinstance(cfg.players, list):
+        return MixedSelfPlayVecEnv(cfg.n_envs, pool, cfg.player_counts, seed=seed, **options)
+    return SelfPlayVecEnv(cfg.n_envs, pool, cfg.players, seed=seed, **options)
+
+
+def game_meta(cfg: TrainConfig) -> dict[str, Any]:
+    """What a saved model records about its games (``agents.ppo.GAME_ATTR``): player counts, modules."""
+    return game_record(cfg.player_counts, cfg.modules)
 
 
 def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskablePPO:
@@ -173,7 +179,7 @@ def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskableP
         if p.final_learning_rate is None
         else linear_schedule(p.learning_rate, p.final_learning_rate)
     )
-    return MaskablePPO(
+    model = MaskablePPO(
         POLICIES[cfg.network.policy],
         env,
         learning_rate=lr,
@@ -194,26 +200,42 @@ def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskableP
         device="cpu",
         verbose=0,
     )
+    setattr(model, GAME_ATTR, game_meta(cfg))  # saved in every checkpoint: PPOAgent checks it
+    return model
+
+
+def eval_label(spec: str, players: int, cfg: TrainConfig) -> str:
+    """An evaluation's name: the opponent spec, with ``@Np`` when the run trains several player counts."""
+    return f"{spec}@{players}p" if isinstance(cfg.players, list) else spec
 
 
 def evaluate_model(model: MaskablePPO, cfg: TrainConfig, games: int | None = None) -> list[MatchResult]:
-    """Seat-rotated games of the current (deterministic) policy against each eval opponent."""
+    """Seat-rotated games of the current (deterministic) policy against each eval opponent, per player count."""
     candidate = PPOAgent(model=model, deterministic=True)
     results = []
-    for i, spec in enumerate(cfg.eval.opponents):
-        opponent = make_agent(spec, seed=cfg.seed + 7 + i)
-        results.append(
-            play_match(
-                candidate,
-                opponent,
-                games or cfg.eval.games,
-                cfg.players,
-                seed=cfg.seed + 1_000_000,  # the same deals at every evaluation
-                opponent_name=spec,
-                max_turns=cfg.env.max_turns,
+    for n in cfg.player_counts:
+        for i, spec in enumerate(cfg.eval.opponents):
+            opponent = make_agent(spec, seed=cfg.seed + 7 + i)
+            results.append(
+                play_match(
+                    candidate,
+                    opponent,
+                    games or cfg.eval.games,
+                    n,
+                    seed=cfg.seed + 1_000_000,  # the same deals at every evaluation
+                    opponent_name=eval_label(spec, n, cfg),
+                    max_turns=cfg.env.max_turns,
+                    modules=tuple(cfg.modules),
+                )
             )
-        )
     return results
+
+
+def best_score(results: list[MatchResult], cfg: TrainConfig) -> float:
+    """The number best.zip is chosen by: the mean win rate against ``eval.best_opponent`` over player counts."""
+    key = cfg.eval.best_opponent or cfg.eval.opponents[-1]
+    rates = [r.win_rate for r in results for n in cfg.player_counts if r.opponent == eval_label(key, n, cfg)]
+    return float(np.mean(rates)) if rates else -1.0
 
 
 def teacher_dataset(
@@ -221,27 +243,55 @@ def teacher_dataset(
 ) -> dict[str, np.ndarray]:
     """Positions from games the teacher plays against itself, with its moves and the discounted outcome.
 
-    Stops early (fewer rows) when the wall ``budget`` runs out.
+    With several player counts each gets an equal share of the positions (in
+    blocks, shuffled later by the epochs). Stops early (fewer rows) when the
+    wall ``budget`` runs out.
     """
     from tqdm import tqdm
 
-    pt, n = cfg.pretrain, cfg.players
+    pt, counts = cfg.pretrain, cfg.player_counts
+    modules = tuple(cfg.modules)
     teacher = make_agent(pt.teacher, seed=seed)
     games = min(cfg.n_envs, 256)
-    venv = VectorEnv(games, n, seed=seed, copy=False, max_turns=cfg.env.max_turns)
-    obs, mask, player = venv.reset()
+    venvs = [
+        VectorEnv(games, n, seed=seed + 7919 * i, copy=False, max_turns=cfg.env.max_turns, modules=modules)
+        for i, n in enumerate(counts)
+    ]
     data = {
-        "obs": np.zeros((pt.samples, obs.shape[1]), np.float32),
-        "mask": np.zeros((pt.samples, mask.shape[1]), bool),
+        "obs": np.zeros((pt.samples, venvs[0].obs_dim), np.float32),
+        "mask": np.zeros((pt.samples, venvs[0].num_actions), bool),
         "action": np.zeros(pt.samples, np.int64),
         "value": np.zeros(pt.samples, np.float32),
     }
-    open_rows: list[list[tuple[int, int]]] = [[] for _ in range(games)]  # (row, seat) of games in progress
     terminal = np.zeros(MAX_PLAYERS)
     row = 0
     bar = tqdm(total=pt.samples, desc="[pretrain] teacher positions", disable=not progress, file=sys.stderr)
-    while row < pt.samples and not (budget is not None and budget.expired()):
-        take = min(games, pt.samples - row)
+    for i, venv in enumerate(venvs):
+        n = venv.num_players
+        share_end = pt.samples * (i + 1) // len(venvs)
+        row = _teacher_games(venv, teacher, data, row, share_end, n, cfg.ppo.gamma, budget, bar, terminal)
+    bar.close()
+    return {k: v[:row] for k, v in data.items()}  # rows of unfinished games keep value 0
+
+
+def _teacher_games(
+    venv: VectorEnv,
+    teacher: Any,
+    data: dict[str, np.ndarray],
+    row: int,
+    end: int,
+    n: int,
+    gamma: float,
+    budget: WallBudget | None,
+    bar: Any,
+    terminal: np.ndarray,
+) -> int:
+    """Fill rows ``row..end`` of ``data`` with the teacher's self-play in ``venv``; returns the next row."""
+    games = venv.num_envs
+    obs, mask, player = venv.reset()
+    open_rows: list[list[tuple[int, int]]] = [[] for _ in range(games)]  # (row, seat) of games in progress
+    while row < end and not (budget is not None and budget.expired()):
+        take = min(games, end - row)
         ids = np.arange(take)
         actions = teacher.act_batch(obs[ids], mask[ids])
         rows = np.arange(row, row + take)
@@ -255,11 +305,10 @@ def teacher_dataset(
             terminal_rewards(info["final_state"][b], terminal)
             moves_left = np.zeros(n, np.int64)
             for r, seat in reversed(open_rows[b]):
-                data["value"][r] = terminal[seat] * cfg.ppo.gamma ** moves_left[seat]
+                data["value"][r] = terminal[seat] * gamma ** moves_left[seat]
                 moves_left[seat] += 1
             open_rows[b] = []
-    bar.close()
-    return {k: v[:row] for k, v in data.items()}  # rows of unfinished games keep value 0
+    return row
 
 
 def behaviour_cloning(
@@ -386,7 +435,8 @@ class SelfPlayCallback(BaseCallback):
             if "outcome" in info:
                 outcome = info["outcome"]
                 score = 0.0 if outcome is None else 1.0 if outcome > 0 else 0.5 if outcome == 0 else 0.0
-                self.stats.setdefault(info["opponent"], []).append(score)
+                label = info["opponent"] + (f"@{info['players']}p" if "players" in info else "")
+                self.stats.setdefault(label, []).append(score)
         if self.num_timesteps >= self.next_snapshot:
             self.next_snapshot = self._next(self.cfg.opponents.snapshot_every)
             self.add_snapshot()
@@ -428,8 +478,7 @@ class SelfPlayCallback(BaseCallback):
         self.state["eval_history"].append(
             {"timesteps": self.num_timesteps, "results": [r.as_dict() for r in results]}
         )
-        key = self.cfg.eval.best_opponent or self.cfg.eval.opponents[-1]
-        score = next(r.win_rate for r in results if r.opponent == key) if results else -1.0
+        score = best_score(results, self.cfg)
         if score > self.state["best_score"]:
             self.state["best_score"] = score
             self.state["best_timesteps"] = self.num_timesteps
@@ -445,11 +494,11 @@ class SelfPlayCallback(BaseCallback):
             (ckpt / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
-def check_resume(path: str) -> None:
-    """``--resume`` must name a loadable checkpoint for this env (checked before anything is created)."""
+def check_resume(path: str, modules: list[str] | None = None) -> None:
+    """``--resume`` must name a loadable checkpoint for this game (checked before anything is created)."""
     from training.model_file import model_zip_problem
 
-    problem = model_zip_problem(path)
+    problem = model_zip_problem(path, modules)
     if problem:
         raise config_mod.ConfigError(f"--resume: {problem}")
 
@@ -469,7 +518,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
 
     state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": [], "pretrain": None}
     if resume:
-        check_resume(resume)
+        check_resume(resume, cfg.modules)
         meta_path = Path(resume).with_suffix(".json")
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
         start_steps = int(meta.get("num_timesteps", 0))
@@ -535,6 +584,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         "eval_history": state["eval_history"],
         "pretrain": state["pretrain"],
         "config": config_mod.to_dict(cfg),
+        "game": game_meta(cfg),
         "resumed_from": resume,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -560,7 +610,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     cfg = config_mod.load(args.config, args.overrides)
     if args.resume:
-        check_resume(args.resume)
+        check_resume(args.resume, cfg.modules)
     train(cfg, resume=args.resume, progress_bar=not args.no_progress)
 
 

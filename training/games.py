@@ -1,0 +1,38 @@
+"""Which games an agent can play: one check shared by training, evaluation, tournaments and play.
+
+Kept free of torch and Stable-Baselines3 imports, so ``training.play`` and the
+tournament need only the env and the agents they are asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agents.base import check_game
+
+
+def check_plays(agent: object, label: str, num_players: int, modules: Sequence[str] = ()) -> None:
+    """Refuse, naming the agent and what differs, a game it cannot play.
+
+    Module games need ``plays_modules`` (:func:`agents.base.check_game`); an
+    agent that knows which games it was trained for (a PPO policy's
+    ``check_game``) also checks the player count and the exact modules.
+    """
+    check_game(agent, label, tuple(modules))
+    own_check = getattr(agent, "check_game", None)
+    if callable(own_check):
+        own_check(num_players, tuple(modules))
+
+
+def plays(agent: object, label: str, num_players: int, modules: Sequence[str] = ()) -> str | None:
+    """``None`` if the agent can play the game, else the one-line reason (for skipping it in a schedule)."""
+    try:
+        check_plays(agent, label, num_players, modules)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def config_label(num_players: int, modules: Sequence[str] = ()) -> str:
+    """``"3p base"`` / ``"2p cities+orient"``: the name of one game configuration in reports and folders."""
+    return f"{num_players}p {'+'.join(modules) if modules else 'base'}"
