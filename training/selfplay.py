@@ -126,7 +126,49 @@ class OpponentPool:
         return out
 
 
-class SelfPlayVecEnv(VecEnv):
+class _MaskedVecEnvPlumbing:
+    """The parts of SB3's ``VecEnv`` interface that the self-play envs answer alike: no attributes to
+    set, no wrappers, and ``action_masks`` (sb3_contrib's ``get_action_masks()`` calls
+    ``np.stack(env.env_method("action_masks"))``)."""
+
+    num_envs: int
+
+    def action_masks(self) -> np.ndarray:  # pragma: no cover - defined by each env
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        n = len(self._get_indices(indices))
+        if attr_name == "render_mode":
+            return [None] * n
+        if attr_name == "action_masks":
+            return [self.action_masks] * n
+        raise AttributeError(f"{type(self).__name__} games have no attribute {attr_name!r}")
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"{type(self).__name__} does not support setting {attr_name!r}")
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[self._get_indices(indices)])
+        raise AttributeError(f"{type(self).__name__} games have no method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def _get_indices(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
     """``num_envs`` games seen from the learner's seat; see the module docstring."""
 
     def __init__(
@@ -244,40 +286,8 @@ class SelfPlayVecEnv(VecEnv):
         """Legal moves of the learner in every game, ``bool[B, num_actions]`` (MaskablePPO reads this)."""
         return self._mask.astype(bool)
 
-    def close(self) -> None:
-        pass
 
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        n = len(self._get_indices(indices))
-        if attr_name == "render_mode":
-            return [None] * n
-        if attr_name == "action_masks":
-            return [self.action_masks] * n
-        raise AttributeError(f"SelfPlayVecEnv games have no attribute {attr_name!r}")
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        raise AttributeError(f"SelfPlayVecEnv does not support setting {attr_name!r}")
-
-    def env_method(
-        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
-    ) -> list[Any]:
-        # sb3_contrib's get_action_masks() calls np.stack(env.env_method("action_masks")).
-        if method_name == "action_masks":
-            return list(self.action_masks()[self._get_indices(indices)])
-        raise AttributeError(f"SelfPlayVecEnv games have no method {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))
-
-    def _get_indices(self, indices: Any) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
-
-
-class MixedSelfPlayVecEnv(VecEnv):
+class MixedSelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
     """One learner over several player counts: a :class:`SelfPlayVecEnv` per count, games side by side.
 
     The ``num_envs`` games are split evenly (the first counts get the
@@ -342,34 +352,3 @@ class MixedSelfPlayVecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         return np.concatenate([part.action_masks() for part in self.parts])
-
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        n = len(self._get_indices(indices))
-        if attr_name == "render_mode":
-            return [None] * n
-        if attr_name == "action_masks":
-            return [self.action_masks] * n
-        raise AttributeError(f"MixedSelfPlayVecEnv games have no attribute {attr_name!r}")
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        raise AttributeError(f"MixedSelfPlayVecEnv does not support setting {attr_name!r}")
-
-    def env_method(
-        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
-    ) -> list[Any]:
-        if method_name == "action_masks":
-            return list(self.action_masks()[self._get_indices(indices)])
-        raise AttributeError(f"MixedSelfPlayVecEnv games have no method {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))
-
-    def _get_indices(self, indices: Any) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
