@@ -192,6 +192,10 @@ def describe(action: int, state: np.ndarray | None = None) -> str:
     return "pass"
 
 
+#: The module owning each module block (its file describes the block's ids).
+_MODULE_OF_BLOCK = {name: module for name, _, _, module in MODULE_BLOCKS}
+
+
 def _describe_module(name: str, i: int, state: np.ndarray | None, card_words) -> str:
     """Words for the Cities of Splendor ids: each module file describes its own blocks."""
     from .modules import cities, orient, strongholds, trading_posts
@@ -204,7 +208,7 @@ def _describe_module(name: str, i: int, state: np.ndarray | None, card_words) ->
             text += f" ({card_words(int(state[st.slot_addr(m)]))})"
         return text
 
-    module = dict((b[0], b[3]) for b in MODULE_BLOCKS)[name]
+    module = _MODULE_OF_BLOCK[name]
     if name == "buy_reserved_double_gold":
         text = f"buy reserved card slot {i + 1} spending a double-gold card"
         if state is not None:
