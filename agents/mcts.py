@@ -49,8 +49,8 @@ Default budget: ``sims=400``, tens of milliseconds per move on one core
 (``python -m training.bench_policies``); it beats ``greedy`` in about 90% of
 two-player games. With all four modules a move takes about 150 ms (longer
 games, a larger observation and mask) and it beat ``greedy`` in 195 of 200
-two-player games (``python tests/test_agents_modules.py --agent mcts --anchor
-greedy --modules all --games 200``).
+two-player games (``python -m training.evaluate mcts --opponents greedy
+--games 200 --modules cities trading_posts orient strongholds``).
 
 Parameters (spec ``mcts:sims=400,c=1.0``): see :data:`PARAMS`.
 """

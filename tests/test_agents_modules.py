@@ -1,18 +1,9 @@
 """Agents in Cities of Splendor games: full games with legal actions only, module decisions, strength.
 
-Also a small evaluation CLI (the tournament runner plays base games only), used
-for the figures in the README::
-
-    PYTHONPATH=. python tests/test_agents_modules.py --agent greedy --anchor random \\
-        --modules orient --games 200
+The README's module figures come from ``python -m training.evaluate`` (``--modules``).
 """
 
 from __future__ import annotations
-
-import argparse
-import sys
-import time
-from typing import Any
 
 import numpy as np
 import pytest
@@ -37,6 +28,7 @@ from splendor_env.actions import (
 from splendor_env.cards import ALL_CARD_COST, TP_DRAW_TWO
 from splendor_env.determinize import determinize
 from splendor_env.observation import obs_dim, observe
+from training.evaluate import play_match
 
 ALL = st.MODULE_NAMES
 CONFIGS = [(m,) for m in ALL] + [ALL]
@@ -72,52 +64,6 @@ def play_game(
         phases.add(int(s[st.PHASE]))
         rules.apply_action(s, a)
     return s, phases
-
-
-def evaluate(
-    spec: str,
-    anchor: str,
-    modules: tuple[str, ...],
-    games: int,
-    seed: int = 0,
-    progress: bool = False,
-    players: int = 2,
-) -> dict[str, Any]:
-    """``spec`` in one seat against ``anchor`` in the others, the seat rotating over each deal.
-
-    The score counts a win 1, a shared win among k winners 1/k, a loss or a truncated game 0.
-    """
-    from training.stats import wilson
-
-    score = 0.0
-    truncated = 0
-    start = time.perf_counter()
-    for g in range(games):
-        seat = g % players
-        deal = seed * 1_000_003 + g // players
-        specs = [anchor] * players
-        specs[seat] = spec
-        lineup = [agents.make(sp, seed=deal * 4 + i) for i, sp in enumerate(specs)]
-        s, _ = play_game(lineup, modules, deal)
-        truncated += int(s[st.PHASE] == st.PHASE_TRUNCATED)
-        winners = [p for p in range(players) if s[st.OUTCOME + p]]
-        if seat in winners:
-            score += 1.0 / len(winners)
-        if progress and (g + 1) % 20 == 0:
-            print(f"{g + 1}/{games} games, score {score:g}", file=sys.stderr, flush=True)
-    lo, hi = wilson(score, games)
-    return {
-        "agent": spec,
-        "anchor": anchor,
-        "modules": list(modules),
-        "players": players,
-        "games": games,
-        "score": score,
-        "rate": score / games,
-        "wilson95": (lo, hi),
-        "truncated": truncated,
-        "seconds": time.perf_counter() - start,
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -245,11 +191,14 @@ def test_greedy_heads_for_cities() -> None:
 
 
 def test_greedy_beats_random_with_all_modules() -> None:
-    assert evaluate("greedy", "random", ALL, 20, seed=5)["rate"] >= 0.85
+    result = play_match(agents.make("greedy", seed=0), agents.make("random", seed=1), 20, seed=5, modules=ALL)
+    assert result.games == 20 and result.truncated == 0 and result.win_rate >= 0.85
 
 
 def test_mcts_small_budget_beats_random_with_all_modules() -> None:
-    assert evaluate("mcts:sims=30,depth=40", "random", ALL, 4, seed=6)["rate"] >= 0.75
+    mcts = agents.make("mcts:sims=30,depth=40", seed=0)
+    result = play_match(mcts, agents.make("random", seed=1), 4, seed=6, modules=ALL)
+    assert result.games == 4 and result.win_rate >= 0.75
 
 
 # ---------------------------------------------------------------------------
@@ -286,33 +235,3 @@ def test_mcts_needs_a_matching_module_state() -> None:
         MCTSAgent(seed=0, sims=4).act(obs, mask)
     with pytest.raises(ValueError, match="action_mask must have shape"):
         MCTSAgent(seed=0, sims=4).act(obs, mask[:72], s)
-
-
-# ---------------------------------------------------------------------------
-# Evaluation CLI
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", default="greedy")
-    parser.add_argument("--anchor", default="random")
-    parser.add_argument("--modules", default="all", help="'+'-joined module names, 'all' or 'base'")
-    parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
-    parser.add_argument("--progress", action="store_true", help="print the running score every 20 games")
-    args = parser.parse_args(argv)
-    mods = (
-        ALL if args.modules == "all" else (() if args.modules == "base" else tuple(args.modules.split("+")))
-    )
-    r = evaluate(args.agent, args.anchor, mods, args.games, args.seed, args.progress, args.players)
-    lo, hi = r["wilson95"]
-    print(
-        f"{r['agent']} vs {r['anchor']}, {r['players']} players, modules {'+'.join(mods) or 'none'}: {r['score']:g}/{r['games']} = "
-        f"{r['rate']:.3f} (95% Wilson {lo:.3f}-{hi:.3f}), truncated {r['truncated']}, {r['seconds']:.0f}s"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

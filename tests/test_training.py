@@ -11,6 +11,7 @@ pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
 from agents.ppo import PPOAgent  # noqa: E402
+from splendor_env import state as st  # noqa: E402
 from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
 from training import config as C  # noqa: E402
 from training.evaluate import play_match  # noqa: E402
@@ -108,6 +109,58 @@ def test_play_match_seat_rotation() -> None:
     result = play_match(agents.make("greedy", seed=0), agents.make("random", seed=1), 40, seed=0)
     assert result.games == 40 and result.wins + result.shared + result.losses + result.truncated == 40
     assert result.win_rate > 0.8
+
+
+class _PeekingSearchAgent(agents.Agent):
+    """A search agent stand-in: records what it is given and plays its state's first legal move."""
+
+    needs_state = True
+
+    def __init__(self) -> None:
+        super().__init__(seed=0)
+        self.calls = 0
+
+    def act(self, observation, action_mask, state=None) -> int:
+        from splendor_env import rules
+        from splendor_env.actions import num_actions
+        from splendor_env.state import MODULES
+
+        assert state is not None, "a needs_state agent must be given a state"
+        own = np.zeros(num_actions(int(state[MODULES])), dtype=np.int8)
+        rules.legal_mask(state, own)
+        assert np.array_equal(own, action_mask), "the state given is not the decision asked about"
+        self.calls += 1
+        return int(np.flatnonzero(own)[0])
+
+
+@pytest.mark.parametrize(("num_players", "modules"), [(2, ()), (3, ("cities", "orient"))])
+def test_play_match_gives_search_agents_a_determinised_state(num_players, modules) -> None:
+    """``training.evaluate`` plays search agents (mcts) too: each decision comes with the state of that decision."""
+    searcher = _PeekingSearchAgent()
+    result = play_match(searcher, agents.make("random", seed=1), 6, num_players, seed=2, modules=modules)
+    assert result.games == 6 and searcher.calls > 6 * 10
+
+
+def test_play_match_search_agent_sees_no_hidden_information(monkeypatch) -> None:
+    """Every state a search agent gets comes out of determinize for the seat on move, never the true state."""
+    import training.evaluate as ev
+
+    made = []
+    real = ev.determinize
+
+    def spy(s, seat, rng):
+        assert seat == int(s[st.CURRENT])
+        made.append(real(s, seat, rng))
+        return made[-1]
+
+    monkeypatch.setattr(ev, "determinize", spy)
+    searcher = _PeekingSearchAgent()
+    given = []
+    real_act = searcher.act
+    searcher.act = lambda obs, mask, state=None: given.append(state) or real_act(obs, mask, state)
+    play_match(searcher, agents.make("greedy", seed=1), 2, 2, seed=3)
+    assert len(given) == len(made) == searcher.calls > 0
+    assert all(g is m for g, m in zip(given, made, strict=True))
 
 
 def _tiny_config(tmp_path, **overrides) -> C.TrainConfig:

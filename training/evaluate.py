@@ -19,6 +19,11 @@ must be able to play every configuration (module games need
 was trained for), or the command stops naming what differs; an opponent that
 cannot play a configuration sits out of it, and the report says why.
 
+Search agents (``needs_state``, e.g. ``mcts``) are asked one game at a time
+and given the true state determinised for their seat
+(:func:`splendor_env.determinize.determinize`), as in the tournament; the
+others act on whole batches of observations.
+
 Games are played in chunks of 100, each seeded from ``(--seed, opponent,
 chunk)``: the results are the same for any ``--workers`` and on either backend.
 """
@@ -37,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from splendor_env.determinize import determinize
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
@@ -122,13 +128,23 @@ def play_match(
     next_game = slots
     result = MatchResult(opponent_name, 0, 0.0, 0, 0, 0, 0, n, tuple(venv.config.modules))
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
+    rng = np.random.default_rng([seed, first_game, 7])  # determinisations for agents that search
     while (game >= 0).any():
         active = np.flatnonzero(game >= 0)
         mine = player[active] == seat[active]
         for ids, agent in ((active[mine], candidate), (active[~mine], opponent)):
             if ids.size == 0:
                 continue
-            actions = np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
+            if agent.needs_state:  # a search agent: one call per game, on a state determinised for its seat
+                actions = np.array(
+                    [
+                        agent.act(obs[b], mask[b], determinize(venv.states[b], int(player[b]), rng))
+                        for b in ids
+                    ],
+                    dtype=np.int64,
+                )
+            else:
+                actions = np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
             obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
             for b in ids[term[ids] | trunc[ids]]:
                 result.games += 1
