@@ -241,3 +241,24 @@ def test_mcts_needs_a_matching_state() -> None:
         agent.act(obs, mask)
     with pytest.raises(ValueError, match="does not match action_mask"):
         agent.act(obs, mask, noble_choice_state(2, 0))
+
+
+def test_bench_policies_any_game() -> None:
+    """Win rates per player count in a module game; a policy is timed and played only where it can play."""
+    from training.bench_policies import format_bench, run_bench
+
+    bench = run_bench(
+        ["greedy", "ppo:models/ppo_2p.zip"], ["random"], games=3, n_states=12, players=(2, 3), modules=()
+    )
+    greedy, ppo = bench["agents"]["greedy"], bench["agents"]["ppo:models/ppo_2p.zip"]
+    assert greedy["latency"]["players"] == [2, 3, 4] and greedy["latency"]["calls"] == 12
+    assert greedy["vs_random@3p"]["games"] == 3 and greedy["vs_random@2p"]["games"] == 3
+    assert (
+        ppo["latency"]["players"] == [2] and ppo["vs_random@3p"] is None and ppo["vs_random@2p"]["games"] == 3
+    )
+    table = format_bench(bench)
+    assert "vs random 3p" in table and "base game" in table
+
+    orient = run_bench(["greedy"], ["random"], games=3, n_states=5, players=(4,), modules=("orient",))
+    assert orient["agents"]["greedy"]["vs_random@4p"]["games"] == 3
+    assert "orient game" in format_bench(orient)

@@ -23,26 +23,14 @@ from splendor_env.actions import (
     RESERVE_DECK,
     RESERVE_ODECK,
     TAKE3,
-    num_actions,
 )
 from splendor_env.cards import ALL_CARD_COST, TP_DRAW_TWO
 from splendor_env.determinize import determinize
-from splendor_env.observation import obs_dim, observe
+from training.bench_policies import decision_inputs
 from training.evaluate import play_match
 
 ALL = st.MODULE_NAMES
 CONFIGS = [(m,) for m in ALL] + [ALL]
-
-
-def decision_inputs(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Observation and mask of the seat on move (module sizes when the game has modules), and that seat."""
-    bits = int(s[st.MODULES])
-    seat = int(s[st.CURRENT])
-    obs = np.empty(obs_dim(bits), dtype=np.float32)
-    observe(s, seat, obs)
-    mask = np.zeros(num_actions(bits), dtype=np.int8)
-    rules.legal_mask(s, mask)
-    return obs, mask, seat
 
 
 def play_game(

@@ -70,6 +70,7 @@ CASES = [
     (EVAL, ["greedy", "--workers", "0"], "--workers must be an integer >= 1, got 0"),
     (EVAL, ["greedy", "--seed", "-5"], "--seed must be >= 0, got -5"),
     (EVAL, ["greedy", "--players", "7"], "--players must be 2, 3 or 4, got 7"),
+    (EVAL, ["ppo:nowhere.zip"], "candidate: model file not found"),
     (EVAL, ["greedy", "--players", "3", "3"], "--players lists a player count twice: [3, 3]"),
     (EVAL, ["random", "--modules", "town"], "--modules: unknown module 'town'"),
     (EVAL, ["random", "--modules", "orient", "orient"], "--modules lists a module twice"),
@@ -112,6 +113,10 @@ CASES = [
     (bench_policies.main, ["--workers", "-1"], "--workers must be an integer >= 1"),
     (bench_policies.main, ["--seed", "-2"], "--seed must be >= 0"),
     (bench_policies.main, ["--agents", "nonsense"], "unknown agent spec 'nonsense'"),
+    (bench_policies.main, ["--players", "5"], "--players must be 2, 3 or 4, got 5"),
+    (bench_policies.main, ["--players", "3", "3"], "--players lists a player count twice"),
+    (bench_policies.main, ["--modules", "harbours"], "--modules: "),
+    (bench_policies.main, ["--modules", "orient", "orient"], "--modules lists a module twice"),
     (tournament.main, ["--agents", "random", "bogus:x=1"], "unknown agent spec 'bogus"),
     (tournament.main, ["--agents", "random", "mcts:sims=abc"], "sims='abc'"),
     (
@@ -164,7 +169,10 @@ OPTIONS = {
         tournament.main,
         ["--players", "--games", "--workers", "--seed", "--max-turns", "--agents", "--modules"],
     ),
-    "bench": (bench_policies.main, ["--agents", "--anchors", "--games", "--workers", "--states", "--seed"]),
+    "bench": (
+        bench_policies.main,
+        ["--agents", "--anchors", "--games", "--workers", "--states", "--seed", "--players", "--modules"],
+    ),
     "train": (TRAIN, ["--config", "--set", "--resume"]),
 }
 

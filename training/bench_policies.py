@@ -1,20 +1,25 @@
-"""Benchmark policies: decision latency and win rates against fixed anchors.
+"""Benchmark policies: decision latency and win rates against fixed anchors, for any game.
 
 CLI::
 
     python -m training.bench_policies --agents greedy mcts mcts:sims=100 \\
-        [--anchors random greedy] [--games 40] [--workers 2] [--states 200] [--seed 0] [--json FILE]
+        [--anchors random greedy] [--games 40] [--players 2 3 4] [--modules cities orient] \\
+        [--workers 2] [--states 200] [--seed 0] [--json FILE]
 
 Latency: every agent answers the same ``--states`` positions, sampled from
-games between random agents (2, 3 and 4 players, all phases: main, discard,
-noble choice); agents with ``needs_state`` get a state determinised for the
+games between random agents (2, 3 and 4 players, of the ``--modules``
+game, all phases: main, discard, noble choice and the module decisions), less
+the player counts the agent cannot play (a 2-player PPO policy answers 2-player
+positions only); agents with ``needs_state`` get a state determinised for the
 seat on move (not timed). Reported: mean, median and 95th percentile
 milliseconds per ``act`` call, single process.
 
-Win rates: each agent plays ``--games`` two-player games against each anchor
-(``random`` and ``greedy`` by default) through :mod:`training.tournament`
-(shared deals, both seatings), scored as there (a shared victory is half a
-win), with a 95% Wilson interval. A spec equal to the anchor is skipped.
+Win rates: for each player count in ``--players`` (default 2), each agent
+holds one seat against the anchor in every other seat, ``--games`` games with
+the seat rotating (:func:`training.evaluate.evaluate`: the same deals for every
+agent), scored as there (a shared victory among ``k`` winners is ``1/k`` of a
+win), with a 95% Wilson interval. A spec equal to the anchor, or one that
+cannot play the configuration, is skipped (``-``).
 """
 
 from __future__ import annotations
@@ -32,24 +37,28 @@ import numpy as np
 from agents import make
 from splendor_env import rules
 from splendor_env import state as st
-from splendor_env.actions import NUM_ACTIONS
+from splendor_env.actions import num_actions
 from splendor_env.determinize import determinize
-from splendor_env.observation import OBS_DIM, observe
+from splendor_env.observation import obs_dim, observe
 from training.backend import check_backend
-from training.cli import CliError, run_cli
-from training.stats import wilson
-from training.tournament import run_tasks, schedule
+from training.cli import CliError, check_game_args, run_cli
+from training.evaluate import evaluate
+from training.games import plays
 
 
 def sample_states(
-    num_players: int, games: int, seed: int = 0, max_per_game: int | None = None
+    num_players: int,
+    games: int,
+    seed: int = 0,
+    max_per_game: int | None = None,
+    modules: Sequence[str] = (),
 ) -> list[np.ndarray]:
     """Non-terminal states (copies) from random-agent games, in play order."""
     rng = np.random.default_rng(seed)
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     out: list[np.ndarray] = []
     for g in range(games):
-        s = st.new_state(num_players, int(rng.integers(0, 2**62)) + g)
+        s = st.new_state(num_players, int(rng.integers(0, 2**62)) + g, modules=tuple(modules))
+        mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
         taken = 0
         while not rules.is_over(s):
             if max_per_game is None or taken < max_per_game:
@@ -62,11 +71,12 @@ def sample_states(
 
 
 def decision_inputs(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Observation and mask of the seat on move, and that seat."""
+    """Observation and mask of the seat on move (module sizes in a module game), and that seat."""
+    bits = int(s[st.MODULES])
     seat = int(s[st.CURRENT])
-    obs = np.empty(OBS_DIM, dtype=np.float32)
+    obs = np.empty(obs_dim(bits), dtype=np.float32)
     observe(s, seat, obs)
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask = np.zeros(num_actions(bits), dtype=np.int8)
     rules.legal_mask(s, mask)
     return obs, mask, seat
 
@@ -92,18 +102,13 @@ def latency(spec: str, states: Sequence[np.ndarray], seed: int = 0) -> dict[str,
     }
 
 
-def win_rate(spec: str, anchor: str, games: int, workers: int, seed: int) -> dict[str, Any]:
-    """Two-player score of ``spec`` against ``anchor`` with a 95% Wilson interval."""
-    tasks = schedule([spec, anchor], 2, games, seed)
-    records = run_tasks(tasks, workers, progress=False)
-    score = 0.0
-    for rec in records:
-        me = rec["agent_ids"].index(0)
-        winners = rec["winners"]
-        if me in winners:
-            score += 1.0 / len(winners)
-    lo, hi = wilson(score, len(records))
-    return {"games": len(records), "score": score, "rate": score / len(records), "ci95": [lo, hi]}
+def win_rate(
+    spec: str, anchor: str, games: int, workers: int, seed: int, players: int = 2, modules: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``spec`` in one seat, ``anchor`` in the others: its score with a 95% Wilson interval."""
+    (result,) = evaluate(spec, [anchor], games, players, workers, seed, modules=tuple(modules))
+    lo, hi = result.ci
+    return {"games": result.games, "score": result.score, "rate": result.win_rate, "ci95": [lo, hi]}
 
 
 def run_bench(
@@ -113,40 +118,60 @@ def run_bench(
     workers: int = 1,
     n_states: int = 200,
     seed: int = 0,
+    players: Sequence[int] = (2,),
+    modules: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Latency and anchor win rates for every spec."""
-    pools = [sample_states(n, 6, seed + n) for n in (2, 3, 4)]
-    pool = [s for p in pools for s in p]
-    pick = np.random.default_rng(seed).choice(len(pool), size=min(n_states, len(pool)), replace=False)
-    states = [pool[i] for i in sorted(pick)]
+    """Latency and anchor win rates (per player count) for every spec, in the ``modules`` game."""
+    pools = {n: sample_states(n, 6, seed + n, modules=modules) for n in (2, 3, 4)}
     results: dict[str, Any] = {}
+    columns = [(a, n) for n in players for a in anchors]
     for spec in specs:
-        row: dict[str, Any] = {"latency": latency(spec, states, seed)}
-        for anchor in anchors:
-            row[f"vs_{anchor}"] = None if spec == anchor else win_rate(spec, anchor, games, workers, seed)
+        agent = make(spec)
+        counts = [n for n in (2, 3, 4) if plays(agent, spec, n, modules) is None]
+        pool = [s for n in counts for s in pools[n]]
+        pick = np.random.default_rng(seed).choice(len(pool), size=min(n_states, len(pool)), replace=False)
+        row: dict[str, Any] = {"latency": latency(spec, [pool[i] for i in sorted(pick)], seed)}
+        row["latency"]["players"] = counts
+        for anchor, n in columns:
+            playable = spec != anchor and n in counts and plays(make(anchor), anchor, n, modules) is None
+            row[f"vs_{anchor}@{n}p"] = (
+                win_rate(spec, anchor, games, workers, seed, n, modules) if playable else None
+            )
         results[spec] = row
-    return {"anchors": list(anchors), "games": games, "states": len(states), "agents": results}
+    return {
+        "anchors": list(anchors),
+        "players": list(players),
+        "modules": list(modules),
+        "games": games,
+        "states": n_states,
+        "agents": results,
+    }
 
 
 def format_bench(bench: dict[str, Any]) -> str:
     """The benchmark as an aligned text table."""
     width = max(8, *(len(s) for s in bench["agents"]))
+    columns = [(a, n) for n in bench["players"] for a in bench["anchors"]]
     head = f"{'agent':<{width}} {'mean ms':>8} {'median':>8} {'p95 ms':>8}"
-    head += "".join(f" {'vs ' + a + ' % [95% CI]':>24}" for a in bench["anchors"])
+    head += "".join(f" {f'vs {a} {n}p % [95% CI]':>26}" for a, n in columns)
     lines = [head]
     for spec, row in bench["agents"].items():
         lat = row["latency"]
         line = f"{spec:<{width}} {lat['mean_ms']:8.3f} {lat['median_ms']:8.3f} {lat['p95_ms']:8.3f}"
-        for a in bench["anchors"]:
-            w = row[f"vs_{a}"]
+        for a, n in columns:
+            w = row[f"vs_{a}@{n}p"]
             cell = (
                 "-"
                 if w is None
                 else f"{100 * w['rate']:5.1f} [{100 * w['ci95'][0]:4.1f},{100 * w['ci95'][1]:5.1f}]"
             )
-            line += f" {cell:>24}"
+            line += f" {cell:>26}"
         lines.append(line)
-    lines.append(f"({bench['states']} positions for latency; {bench['games']} two-player games per anchor)")
+    game = "+".join(bench["modules"]) or "base"
+    lines.append(
+        f"({game} game; up to {bench['states']} positions for latency; {bench['games']} games per anchor "
+        "and player count, the agent in one seat, the anchor in the others)"
+    )
     return "\n".join(lines)
 
 
@@ -159,6 +184,7 @@ def check_inputs(args: argparse.Namespace) -> None:
     ):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
+    check_game_args(args.players, args.modules)
     check_backend("local", None, args.workers)
     for spec in [*args.agents, *args.anchors]:
         try:
@@ -175,14 +201,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "mcts"], help="agent specs")
     parser.add_argument("--anchors", nargs="+", default=["random", "greedy"], help="anchor specs")
-    parser.add_argument("--games", type=int, default=40, help="two-player games per agent and anchor")
+    parser.add_argument("--games", type=int, default=40, help="games per agent, anchor and player count")
+    parser.add_argument("--players", type=int, nargs="+", default=[2], help="player counts of the win rates")
+    parser.add_argument("--modules", nargs="*", default=[], help="Cities of Splendor modules of every game")
     parser.add_argument("--workers", type=int, default=1, help="worker processes for the games")
     parser.add_argument("--states", type=int, default=200, help="positions timed per agent")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     check_inputs(args)
-    bench = run_bench(args.agents, args.anchors, args.games, args.workers, args.states, args.seed)
+    bench = run_bench(
+        args.agents,
+        args.anchors,
+        args.games,
+        args.workers,
+        args.states,
+        args.seed,
+        args.players,
+        args.modules,
+    )
     print(format_bench(bench))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

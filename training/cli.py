@@ -45,3 +45,22 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
         print(f"{prog}: error: {message}", file=sys.stderr)
         return 2
     return result if isinstance(result, int) else 0  # a main may return its figures (a dict)
+
+
+def check_game_args(players: list[int], modules: list[str] | tuple[str, ...]) -> None:
+    """``--players`` / ``--modules`` of any CLI: counts 2-4, none twice; known modules, none twice."""
+    import splendor_env
+
+    if not players:
+        raise CliError("--players needs at least one player count")
+    for n in players:
+        if n not in (2, 3, 4):
+            raise CliError(f"--players must be 2, 3 or 4, got {n}")
+    if len(set(players)) != len(players):
+        raise CliError(f"--players lists a player count twice: {list(players)}")
+    if len(set(modules)) != len(modules):
+        raise CliError(f"--modules lists a module twice: {list(modules)}")
+    try:
+        splendor_env.EnvConfig(num_players=players[0], modules=tuple(modules))
+    except ValueError as exc:
+        raise CliError(f"--modules: {exc}") from None

@@ -47,7 +47,7 @@ from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
 from training.backend import BACKENDS, check_backend, map_jobs
-from training.cli import CliError, run_cli
+from training.cli import CliError, check_game_args, run_cli
 from training.games import check_plays, config_label
 from training.model_file import model_zip_problem
 from training.stats import wilson
@@ -172,13 +172,20 @@ def play_match(
 CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
 
 
+def model_path(spec: str) -> str | None:
+    """The checkpoint a candidate names (``models/x.zip`` or ``ppo:models/x.zip``), else ``None``."""
+    path = spec[4:].strip() if spec.startswith("ppo:") else spec
+    return path if path.endswith(".zip") or Path(path).is_file() else None
+
+
 def _candidate(spec: str, deterministic: bool, seed: int) -> Agent:
     from training.selfplay import make_agent
 
-    if spec.endswith(".zip") or Path(spec).is_file():
+    path = model_path(spec)
+    if path is not None:
         from agents.ppo import PPOAgent
 
-        return PPOAgent(spec, deterministic=deterministic, seed=seed)
+        return PPOAgent(path, deterministic=deterministic, seed=seed)
     return make_agent(spec, seed=seed)
 
 
@@ -308,26 +315,15 @@ def evaluate(
 
 def check_inputs(args: argparse.Namespace) -> None:
     """Refuse bad arguments before any game is played or file written (messages name the argument)."""
-    import splendor_env
     from training.selfplay import make_agent
 
     for name, value, low in (("--games", args.games, 1), ("--seed", args.seed, 0)):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
-    for n in args.players:
-        if n not in (2, 3, 4):
-            raise CliError(f"--players must be 2, 3 or 4, got {n}")
-    if len(set(args.players)) != len(args.players):
-        raise CliError(f"--players lists a player count twice: {args.players}")
-    try:
-        splendor_env.EnvConfig(num_players=args.players[0], modules=tuple(args.modules))
-    except ValueError as exc:
-        raise CliError(f"--modules: {exc}") from None
-    if len(set(args.modules)) != len(args.modules):
-        raise CliError(f"--modules lists a module twice: {args.modules}")
+    check_game_args(args.players, args.modules)
     check_backend(args.backend, args.address, args.workers)
-    if args.candidate.endswith(".zip") or Path(args.candidate).is_file():
-        problem = model_zip_problem(args.candidate)
+    if model_path(args.candidate) is not None:
+        problem = model_zip_problem(model_path(args.candidate))
         if problem:
             raise CliError(f"candidate: {problem}")
     candidate = _candidate(args.candidate, True, 0)

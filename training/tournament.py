@@ -72,7 +72,7 @@ from splendor_env import state as st
 from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
 from training.backend import BACKENDS, check_backend, chunks, map_jobs
-from training.cli import CliError, run_cli
+from training.cli import CliError, check_game_args, run_cli
 from training.games import config_label, plays
 from training.records import game_result, write_records
 from training.stats import Z95, clean_number, wilson
@@ -592,15 +592,7 @@ def check_inputs(
         raise CliError(f"--agents needs at least two agent specs, got {len(specs)}")
     if len(set(specs)) != len(specs):
         raise CliError("--agents lists the same spec twice")
-    if not counts:
-        raise CliError("--players needs at least one player count")
-    for n in counts:
-        if n not in (2, 3, 4):
-            raise CliError(f"--players must be 2, 3 or 4, got {n}")
-    if len(set(counts)) != len(counts):
-        raise CliError(f"--players lists a player count twice: {counts}")
-    if len(set(modules)) != len(modules):
-        raise CliError(f"--modules lists a module twice: {list(modules)}")
+    check_game_args(counts, list(modules))
     for name, value, low in (("--games", games, 1), ("--seed", seed, 0), ("--max-turns", max_turns, 1)):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
