@@ -234,3 +234,16 @@ def test_module_games_accept_module_playing_opponents() -> None:
 def test_a_policy_trained_for_another_table_size_is_refused_up_front() -> None:
     with pytest.raises(ValueError, match="trained for 2 players, base game; it cannot play 3 players"):
         SplendorGymEnv(num_players=3, opponents="ppo:models/ppo_2p.zip")
+
+
+def test_gym_quickstart_plays_any_game(capsys) -> None:
+    """The README's Gymnasium example trains and evaluates at 3 players with a module, not only 2p base."""
+    pytest.importorskip("sb3_contrib")
+    from training import gym_quickstart
+
+    gym_quickstart.main(
+        ["--steps", "64", "--minutes", "0", "--n-envs", "2", "--eval-games", "3", "--players", "3"]
+        + ["--modules", "orient"]
+    )
+    out = capsys.readouterr().out
+    assert "3 players, orient, vs random over 3 games" in out

@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as hs  # noqa: E402
 
-from training import bench_policies, evaluate, tournament  # noqa: E402
+from training import bench_policies, evaluate, gym_quickstart, tournament  # noqa: E402
 from training import config as C  # noqa: E402
 from training import train as train_mod  # noqa: E402
 from training.cli import run_cli  # noqa: E402
@@ -114,6 +114,8 @@ CASES = [
     (bench_policies.main, ["--seed", "-2"], "--seed must be >= 0"),
     (bench_policies.main, ["--agents", "nonsense"], "unknown agent spec 'nonsense'"),
     (bench_policies.main, ["--players", "5"], "--players must be 2, 3 or 4, got 5"),
+    (gym_quickstart.main, ["--players", "5"], "--players must be 2, 3 or 4, got 5"),
+    (gym_quickstart.main, ["--modules", "harbours"], "--modules: "),
     (bench_policies.main, ["--players", "3", "3"], "--players lists a player count twice"),
     (bench_policies.main, ["--modules", "harbours"], "--modules: "),
     (bench_policies.main, ["--modules", "orient", "orient"], "--modules lists a module twice"),
