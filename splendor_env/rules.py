@@ -657,7 +657,7 @@ def _drop(s: np.ndarray, phase: int) -> None:
         trading_posts.drop(s, phase)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> bool:
     """The main action's module effects, the refill and the conquest offer; True at a real decision.
 
