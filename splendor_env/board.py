@@ -74,16 +74,36 @@ def has_bonus(s: np.ndarray, po: int) -> bool:
 
 
 @njit(cache=True, inline="always")
-def gold_units(s: np.ndarray, po: int, card: int, w: int) -> int:
-    """Gold tokens needed for ``card`` after coloured tokens, each gold paying ``w`` gems of one colour."""
+def buying_power(s: np.ndarray, po: int) -> tuple[int, int, int, int, int]:
+    """Bonuses plus coloured tokens, per colour: what a seat pays each colour with before gold.
+
+    Read once per mask, so each card's check (:func:`short_units`) touches no state."""
+    return (
+        s[po + P_BONUS] + s[po + P_TOKENS],
+        s[po + P_BONUS + 1] + s[po + P_TOKENS + 1],
+        s[po + P_BONUS + 2] + s[po + P_TOKENS + 2],
+        s[po + P_BONUS + 3] + s[po + P_TOKENS + 3],
+        s[po + P_BONUS + 4] + s[po + P_TOKENS + 4],
+    )
+
+
+@njit(cache=True, inline="always")
+def short_units(power: tuple[int, int, int, int, int], card: int, w: int) -> int:
+    """Gold tokens ``card`` needs beyond ``power`` (see :func:`buying_power`), each gold paying ``w``
+    gems of one colour, rounded up per colour."""
     units = 0
     for c in range(5):
-        need = ALL_CARD_COST[card, c] - s[po + P_BONUS + c]
-        if need > 0:
-            short = need - s[po + P_TOKENS + c]
-            if short > 0:
-                units += (short + w - 1) // w
+        short = ALL_CARD_COST[card, c] - power[c]
+        if short > 0:
+            units += (short + w - 1) // w
     return units
+
+
+@njit(cache=True, inline="always")
+def gold_units(s: np.ndarray, po: int, card: int, w: int) -> int:
+    """Gold tokens needed for ``card`` after bonuses and coloured tokens, each gold paying ``w`` gems
+    of one colour."""
+    return short_units(buying_power(s, po), card, w)
 
 
 @njit(cache=True, inline="always")

@@ -196,7 +196,7 @@ def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
         _observe_modules(s, seat, out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     """The module sections: the shared ones here, then one line per module; a disabled module's stay zero.
 

@@ -57,6 +57,7 @@ from .actions import (
 )
 from .board import (
     available_colours,
+    buying_power,
     can_afford,
     gain_card,
     has_bonus,
@@ -435,30 +436,36 @@ def _main_mask(s: np.ndarray, p: int, po: int, mods: int, mask: np.ndarray) -> i
                 mask[BUY_RESERVED + r] = 1
                 n += 1
         return n
+    # The Orient's purchase rule, with every buyer's fact read once; each card's check then reads
+    # only the card tables (and both variants, with and without a double-gold card, at once).
     bonus = has_bonus(s, po)
-    has_dg = orient_on and orient.double_gold_card(s, p) >= 0
-    for m in range(ALL_SLOTS if orient_on else BASE_SLOTS):
+    has_dg = orient.double_gold_card(s, p) >= 0
+    power = buying_power(s, po)
+    gold = s[po + P_TOKENS + 5]
+    held = orient.cards_held(s, p, po)
+    for m in range(ALL_SLOTS):
         card = s[slot_addr(m)]
         if card < 0 or (sh and strongholds.blocked(s, m, p)):
             continue
-        buy = BUY_MARKET + m if m < BASE_SLOTS else BUY_OMARKET + m - BASE_SLOTS
-        if orient.buy_reason(s, p, po, card, False, w, has_dg, bonus) == OK:
-            mask[buy] = 1
+        plain, dg = orient.purchase_reasons(card, w, has_dg, bonus, power, gold, held)
+        if plain == OK:
+            mask[BUY_MARKET + m if m < BASE_SLOTS else BUY_OMARKET + m - BASE_SLOTS] = 1
             n += 1
-        if has_dg and orient.buy_reason(s, p, po, card, True, w, has_dg, bonus) == OK:
+        if dg == OK:
             mask[BUY_DG_MARKET + m] = 1
             n += 1
     for r in range(MAX_RESERVED):
         card = s[po + P_RESERVED + r]
         if card < 0:
             break
-        if orient.buy_reason(s, p, po, card, False, w, has_dg, bonus) == OK:
+        plain, dg = orient.purchase_reasons(card, w, has_dg, bonus, power, gold, held)
+        if plain == OK:
             mask[BUY_RESERVED + r] = 1
             n += 1
-        if has_dg and orient.buy_reason(s, p, po, card, True, w, has_dg, bonus) == OK:
+        if dg == OK:
             mask[BUY_DG_RESERVED + r] = 1
             n += 1
-    if orient_on and can_reserve:
+    if can_reserve:
         for k in range(ALL_SLOTS - BASE_SLOTS):
             m = BASE_SLOTS + k
             if s[slot_addr(m)] >= 0 and not (sh and strongholds.blocked(s, m, p)):
@@ -650,7 +657,7 @@ def _drop(s: np.ndarray, phase: int) -> None:
         trading_posts.drop(s, phase)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> bool:
     """The main action's module effects, the refill and the conquest offer; True at a real decision.
 

@@ -35,7 +35,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from . import state as st
 from .actions import NUM_ACTIONS_ALL, num_actions
@@ -44,6 +47,48 @@ from .env import OBS_HIGH, EnvConfig
 from .observation import obs_dim, observe
 from .rng import rand_below
 from .rules import REASONS, apply_action_with, illegal_reason, is_over, legal_mask, terminal_rewards
+
+
+def _row_prefetcher(write: int):
+    """An intrinsic ``f(arr, row)`` asking the CPU to start loading every cache line of row ``row``
+    of a C-contiguous 2-D array (``write``: 1 to load it for writing)."""
+
+    @intrinsic
+    def prefetch_row(typingctx, arr, row):  # pragma: no cover - compiled
+        def codegen(context, builder, signature, args):
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            zero = context.get_constant(types.intp, 0)
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], zero])
+            byte_ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [byte_ptr.type, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+            itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+            nbytes = builder.mul(
+                builder.extract_value(ary.shape, 1), context.get_constant(types.intp, itemsize)
+            )
+            line = context.get_constant(types.intp, 64)
+            with cgutils.for_range_slice(builder, zero, nbytes, line) as (off, _):
+                args_ = [
+                    builder.gep(byte_ptr, [off]),
+                    ir.Constant(i32, write),
+                    ir.Constant(i32, 3),
+                    ir.Constant(i32, 1),
+                ]
+                builder.call(fn, args_)
+            return context.get_dummy_value()
+
+        return types.void(arr, row), codegen
+
+    return prefetch_row
+
+
+# While one game steps, the memory of the next one (its state row, and the observation and mask rows
+# it will write) is already on its way into the cache: with 1024 games these rows do not stay cached
+# between steps, and a module game's rows are large (2 KB of state, 4.5 KB of observation).
+_prefetch_row = _row_prefetcher(0)
+_prefetch_row_for_write = _row_prefetcher(1)
 
 
 @njit(cache=True)
@@ -94,6 +139,10 @@ def _step(
     scratch = np.zeros(NUM_ACTIONS_ALL if modules else 0, dtype=np.int8)  # lent to the rules
     for i in range(env_ids.shape[0]):
         b = env_ids[i]
+        if i + 1 < env_ids.shape[0]:
+            _prefetch_row(states, env_ids[i + 1])
+            _prefetch_row_for_write(masks, env_ids[i + 1])
+            _prefetch_row_for_write(obs, env_ids[i + 1])
         s = states[b]
         p = s[st.CURRENT]
         po = st.player_offset(p)

@@ -65,7 +65,7 @@ from ..actions import (  # the module's action ids
     PAIR_TARGET,
     SACRIFICE,
 )
-from ..board import gold_units, has_bonus
+from ..board import buying_power, has_bonus, short_units
 from ..card_features import ORIENT_TABLE, put_full_card
 from ..cards import (
     ALL_CARD_BONUS,
@@ -169,13 +169,23 @@ def owner(s: np.ndarray, card: int) -> int:
     return s[owner_addr(card)]
 
 
+#: Orient cards (index from the first Orient card, ascending) that are double-gold cards, and
+#: those that give two bonuses: the only ones the purchase checks look up by owner.
+DOUBLE_GOLD_INDEX = np.array(
+    [i for i in range(ORIENT_LEVEL_SIZE) if ALL_CARD_EFFECT[NUM_CARDS + i] == EFFECT_DOUBLE_GOLD],
+    dtype=np.int64,
+)
+DOUBLE_BONUS_INDEX = np.array(
+    [i for i in range(NUM_ORIENT) if ALL_CARD_BONUS[NUM_CARDS + i] > 1], dtype=np.int64
+)
+
+
 @njit(cache=True, inline="always")
 def double_gold_card(s: np.ndarray, p: int) -> int:
     """The lowest-id double-gold card seat ``p`` holds, or -1 (they are all alike)."""
-    for i in range(ORIENT_LEVEL_SIZE):
-        card = NUM_CARDS + i
-        if ALL_CARD_EFFECT[card] == EFFECT_DOUBLE_GOLD and s[OCARD_OWNER + i] == p:
-            return card
+    for i in DOUBLE_GOLD_INDEX:
+        if s[OCARD_OWNER + i] == p:
+            return NUM_CARDS + i
     return -1
 
 
@@ -205,51 +215,82 @@ def sacrifice_counts(s: np.ndarray, p: int, colour: int) -> tuple[int, int]:
     return pairs, others
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def cards_held(s: np.ndarray, p: int, po: int) -> tuple[int, int, int, int, int]:
+    """Cards of each colour seat ``p`` holds, as a sacrifice counts them (pair cards attached to
+    that colour included, a double-bonus card once): the bonuses less the second bonus of each
+    double-bonus card held, so only those few cards are looked at."""
+    n0 = s[po + P_BONUS]
+    n1 = s[po + P_BONUS + 1]
+    n2 = s[po + P_BONUS + 2]
+    n3 = s[po + P_BONUS + 3]
+    n4 = s[po + P_BONUS + 4]
+    for i in DOUBLE_BONUS_INDEX:
+        if s[OCARD_OWNER + i] == p:
+            card = NUM_CARDS + i
+            extra = ALL_CARD_BONUS[card] - 1
+            colour = ALL_CARD_COLOUR[card]
+            n0 -= extra if colour == 0 else 0
+            n1 -= extra if colour == 1 else 0
+            n2 -= extra if colour == 2 else 0
+            n3 -= extra if colour == 3 else 0
+            n4 -= extra if colour == 4 else 0
+    return n0, n1, n2, n3, n4
+
+
+@njit(cache=True, inline="always")
 def cards_of_colour(s: np.ndarray, p: int, po: int, colour: int) -> int:
-    """Cards of ``colour`` seat ``p`` holds, as a sacrifice counts them (pair cards attached to
-    that colour included, a double-bonus card once): its bonus less the second bonus of each
-    double-bonus card, so only the 30 Orient cards are looked at."""
-    n = s[po + P_BONUS + colour]
-    for i in range(NUM_ORIENT):
-        card = NUM_CARDS + i
-        if ALL_CARD_COLOUR[card] == colour and ALL_CARD_BONUS[card] > 1 and s[OCARD_OWNER + i] == p:
-            n -= ALL_CARD_BONUS[card] - 1
-    return n
+    """Cards of ``colour`` seat ``p`` holds, as a sacrifice counts them (see :func:`cards_held`)."""
+    return cards_held(s, p, po)[colour]
 
 
 # -- legality -------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
+def purchase_reasons(
+    card: int,
+    w: int,
+    has_dg: bool,
+    bonus: bool,
+    power: tuple[int, int, int, int, int],
+    gold: int,
+    held: tuple[int, int, int, int, int],
+) -> tuple[int, int]:
+    """The purchase rule of a module game: (reason code paying with tokens, reason code spending a
+    double-gold card), from the buyer's facts alone, so the mask reads them once for all cards:
+    ``w`` gems per gold, whether a double-gold card is held (``has_dg``), whether a card with a
+    bonus is owned (``bonus``), bonuses plus tokens per colour (``power``, see
+    :func:`splendor_env.board.buying_power`), gold tokens, and cards held per colour as a sacrifice
+    counts them (``held``, see :func:`cards_held`)."""
+    eff = ALL_CARD_EFFECT[card]
+    if eff == EFFECT_SACRIFICE:
+        if held[ALL_CARD_SAC_COLOUR[card]] < ALL_CARD_SAC_COUNT[card]:
+            return R_CANNOT_SACRIFICE, R_DOUBLE_GOLD_NOT_NEEDED
+        return OK, R_DOUBLE_GOLD_NOT_NEEDED
+    if (eff == EFFECT_PAIR or eff == EFFECT_PAIR_FREE_L1) and not bonus:
+        return R_NO_PAIR_TARGET, R_NO_PAIR_TARGET
+    units = short_units(power, card, w)
+    plain = R_CANNOT_AFFORD if units > gold else OK
+    if not has_dg:
+        return plain, R_NO_DOUBLE_GOLD
+    if units == 0:
+        return plain, R_DOUBLE_GOLD_NOT_NEEDED
+    if units > gold + VIRTUAL_GOLD:
+        return plain, R_CANNOT_AFFORD
+    return plain, OK
+
+
+@njit(cache=True, inline="always")
 def buy_reason(
     s: np.ndarray, p: int, po: int, card: int, use_dg: bool, w: int, has_dg: bool, bonus: bool
 ) -> int:
-    """Whether seat ``p`` may buy ``card`` in a module game, with the buyer's facts passed in (the mask
-    computes them once): ``w`` gems per gold, whether a double-gold card is held (``has_dg``),
-    whether a card with a bonus is owned (``bonus``)."""
-    eff = ALL_CARD_EFFECT[card]
-    if eff == EFFECT_SACRIFICE:
-        if use_dg:
-            return R_DOUBLE_GOLD_NOT_NEEDED
-        if cards_of_colour(s, p, po, ALL_CARD_SAC_COLOUR[card]) < ALL_CARD_SAC_COUNT[card]:
-            return R_CANNOT_SACRIFICE
-        return OK
-    if (eff == EFFECT_PAIR or eff == EFFECT_PAIR_FREE_L1) and not bonus:
-        return R_NO_PAIR_TARGET
-    units = gold_units(s, po, card, w)
-    gold = s[po + P_TOKENS + 5]
-    if use_dg:
-        if not has_dg:
-            return R_NO_DOUBLE_GOLD
-        if units == 0:
-            return R_DOUBLE_GOLD_NOT_NEEDED
-        if units > gold + VIRTUAL_GOLD:
-            return R_CANNOT_AFFORD
-        return OK
-    if units > gold:
-        return R_CANNOT_AFFORD
-    return OK
+    """Whether seat ``p`` may buy ``card`` in a module game (:func:`purchase_reasons`, reading the
+    buyer's facts from the state); ``use_dg``: spending a double-gold card."""
+    plain, dg = purchase_reasons(
+        card, w, has_dg, bonus, buying_power(s, po), s[po + P_TOKENS + 5], cards_held(s, p, po)
+    )
+    return dg if use_dg else plain
 
 
 @njit(cache=True)
