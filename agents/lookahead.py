@@ -81,9 +81,9 @@ from .base import Agent, check_mask
 WEIGHTS: dict[str, float] = {
     "DISCOUNT": 0.6,  # value of a planned card one turn later, relative to now
     "CARD_W": 0.3,  # a bonus card's worth beyond its points (its permanent discount)
-    "BONUS_W": 0.1,  # per bonus held (the engine) in the position value
-    "TOKEN_W": 0.1,  # per gem token held
-    "GOLD_W": 0.1,  # per gold held
+    "BONUS_W": 0.0,  # per bonus held (the engine) beyond what the plan and nobles see in it
+    "TOKEN_W": 0.3,  # per gem token held
+    "GOLD_W": 0.3,  # per gold held
     "EXCESS_W": 5.0,  # per token over the limit: tokens taken only to be discarded are a lost turn
     "DENIAL": 0.6,  # weight of the opponent's best purchase on its next move
     "WIN_BONUS": 20.0,  # reaching 15 points
