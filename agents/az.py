@@ -90,7 +90,6 @@ PARAMS: dict[str, tuple[type, object, str]] = {
 }
 
 N_SLOTS = 15
-SLOT_IN = CARD_DIM + 8 + N_SLOTS
 GAP_DIM = 2 * N_SLOTS * 4
 FEAT_DIM = OBS_DIM + GAP_DIM
 _BUY_IDS = np.array(list(range(BUY_MARKET, BUY_MARKET + 12)) + list(range(BUY_RESERVED, BUY_RESERVED + 3)))
@@ -182,9 +181,6 @@ def net_forward(
     feats: np.ndarray,
     h1: np.ndarray,
     h2: np.ndarray,
-    slot_in: np.ndarray,
-    slot_h: np.ndarray,
-    slot_z: np.ndarray,
     ctx: np.ndarray,
     logits: np.ndarray,
     values: np.ndarray,
@@ -320,15 +316,11 @@ class NetBuffers:
 
     def __init__(self, weights: tuple[np.ndarray, ...], size: int) -> None:
         hidden = weights[3].shape[0]
-        slot_hidden = weights[7].shape[0]
         slot_dim = weights[9].shape[0]
         f32 = np.float32
         self.feats = np.zeros((size, FEAT_DIM), f32)
         self.h1 = np.zeros((size, 2 * hidden), f32)
         self.h2 = np.zeros((size, hidden), f32)
-        self.slot_in = np.zeros((size * N_SLOTS, SLOT_IN), f32)
-        self.slot_h = np.zeros((size * N_SLOTS, slot_hidden), f32)
-        self.slot_z = np.zeros((size * N_SLOTS, slot_dim), f32)
         self.ctx = np.zeros((size, slot_dim), f32)
         self.logits = np.zeros((size, NUM_ACTIONS), f32)
         self.values = np.zeros(size, f32)
@@ -339,9 +331,6 @@ class NetBuffers:
             self.feats,
             self.h1,
             self.h2,
-            self.slot_in,
-            self.slot_h,
-            self.slot_z,
             self.ctx,
             self.logits,
             self.values,
@@ -422,9 +411,6 @@ def search(
     feats: np.ndarray,
     h1: np.ndarray,
     h2: np.ndarray,
-    slot_in: np.ndarray,
-    slot_h: np.ndarray,
-    slot_z: np.ndarray,
     ctx: np.ndarray,
     logits: np.ndarray,
     values: np.ndarray,
@@ -526,7 +512,7 @@ def search(
             else:
                 leaf_value[j] = value
         if n_eval > 0:
-            net_forward(obs, n_eval, weights, feats, h1, h2, slot_in, slot_h, slot_z, ctx, logits, values)
+            net_forward(obs, n_eval, weights, feats, h1, h2, ctx, logits, values)
             net_values(other_obs, n_eval, weights, feats, h1, h2, other_values)
         for j in range(k_batch):
             node = leaf_node[j]
