@@ -143,3 +143,11 @@ def test_needs_a_matching_state(az: AZAgent) -> None:
 def test_plays_tournament_games() -> None:
     records = run_tasks(schedule(["az:sims=8", "greedy"], 2, 2, 0), workers=1, progress=False)
     assert len(records) == 2 and all(r["winners"] is not None for r in records)
+
+
+def test_spec_and_keyword_options() -> None:
+    agent = agents.make("az", sims=12, c=2.0)
+    assert agent.params["sims"] == 12 and agent.params["c"] == 2.0 and agent.needs_state
+    assert agents.make("az:models/ppo_2p.zip").params["sims"] == 1000
+    with pytest.raises(ValueError, match="both in the spec and as keyword"):
+        agents.make("az:sims=3", sims=4)
