@@ -9,7 +9,12 @@ Spec strings (``agents.known_specs()`` lists them):
 * ``human``: a person at the terminal (:mod:`agents.human`; ``input=`` / ``output=``
   streams may be passed as keyword arguments);
 * ``ppo:path/to/model.zip``: a MaskablePPO checkpoint (:mod:`agents.ppo`,
-  imported only when asked for, since it needs torch and sb3-contrib).
+  imported only when asked for, since it needs torch and sb3-contrib);
+* ``az`` or ``az:path/to/model.zip,sims=200``: PUCT search guided by a PPO
+  network (:mod:`agents.az`; 2-player base game; the bare spec uses
+  ``models/ppo_2p.zip``);
+* ``lookahead``: one-ply lookahead over the engine with a two-card purchase
+  plan and denial (:mod:`agents.lookahead`).
 
 ``make(spec, seed=0)`` seeds the agent; other keyword arguments are agent
 options, validated like the spec's ``key=value`` pairs.
@@ -36,6 +41,9 @@ _SPECS: dict[str, str] = {
     "greedy": "one-ply heuristic on the observation (agents/greedy.py)",
     "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, noise, rollout, shaping, sims, widen",
     "ppo": "MaskablePPO checkpoint: ppo:path/to/model.zip",
+    "az": "PUCT search guided by a PPO network (2-player base game); az[:MODEL.zip][,key=value...] with keys "
+    "batch, c, fpu, ms, ptemp, sims",
+    "lookahead": "one-ply lookahead over the engine: two-card purchase plan, denial of the opponent's best buy",
     "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
 }
 
@@ -111,6 +119,25 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
                 f"(torch, stable-baselines3, sb3-contrib: pip install -e '.[train]'): {exc}"
             ) from exc
         return PPOAgent(rest, seed=seed, **kwargs)
+    if name == "az":
+        try:
+            from .az import AZAgent, parse_az_spec
+        except ImportError as exc:
+            raise ImportError(
+                f"agent spec {spec!r} needs agents/az.py and its dependencies "
+                f"(torch, stable-baselines3, sb3-contrib: pip install -e '.[train]'): {exc}"
+            ) from exc
+        path, az_options = parse_az_spec(rest)
+        clash = sorted(set(az_options) & set(kwargs))
+        if clash:
+            raise ValueError(f"az option(s) {clash} given both in the spec and as keyword arguments")
+        az_options.update(kwargs)
+        return AZAgent(path, seed=seed, **az_options)
+    if name == "lookahead":
+        from .lookahead import LookaheadAgent
+
+        _no_options(name, rest, kwargs)
+        return LookaheadAgent(seed)
     raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(sorted(_SPECS))}")
 
 

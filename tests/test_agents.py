@@ -68,7 +68,7 @@ def test_phase_states_cover_every_phase() -> None:
 
 
 def test_known_specs_and_make() -> None:
-    assert set(agents.known_specs()) == {"random", "greedy", "mcts", "ppo", "human"}
+    assert set(agents.known_specs()) == {"random", "greedy", "mcts", "ppo", "human", "az", "lookahead"}
     assert agents.known_specs()["mcts"].endswith("keys " + ", ".join(sorted(PARAMS)))
     assert isinstance(agents.make("random"), RandomAgent)
     assert isinstance(agents.make(" Greedy "), GreedyAgent)
@@ -82,7 +82,7 @@ def test_known_specs_and_make() -> None:
 @pytest.mark.parametrize(
     ("spec", "kwargs", "message"),
     [
-        ("alphazero", {}, "known: greedy, human, mcts, ppo, random"),
+        ("alphazero", {}, "known: az, greedy, human, lookahead, mcts, ppo, random"),
         ("", {}, "non-empty"),
         (
             "mcts:bogus=1",

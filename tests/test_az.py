@@ -1,0 +1,153 @@
+"""The ``az`` agent: PUCT over determinised states guided by the shipped PPO network (agents/az.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents
+from agents.az import AZAgent, check_export, forward_numpy
+from agents.base import check_game
+from splendor_env import rules
+from splendor_env import state as st
+from splendor_env.determinize import determinize
+from tests.test_lookahead import noble_choice_state, winning_position
+from training.bench_policies import decision_inputs, sample_states
+from training.tournament import run_tasks, schedule
+
+
+@pytest.fixture(scope="module")
+def az() -> AZAgent:
+    return agents.make("az:models/ppo_2p.zip,sims=32", seed=0)
+
+
+def two_player_states() -> list[np.ndarray]:
+    """Main, discard and noble-choice positions of 2-player games."""
+    states = sample_states(2, 2, seed=3, max_per_game=80)
+    return [*states, noble_choice_state(2, 0), noble_choice_state(2, 1)]
+
+
+def test_export_matches_torch(az: AZAgent) -> None:
+    obs = np.stack([decision_inputs(s)[0] for s in two_player_states()[::7]])
+    assert check_export(az.ppo.policy, az.weights, obs) < 1e-3
+    logits, values = forward_numpy(az.weights, obs)
+    assert logits.shape == (len(obs), 72) and values.shape == (len(obs),)
+
+
+def test_legal_in_every_phase(az: AZAgent) -> None:
+    rng = np.random.default_rng(0)
+    phases = set()
+    states = two_player_states()
+    for s in states[:-2:3] + states[-2:]:
+        obs, mask, seat = decision_inputs(s)
+        phases.add(int(s[st.PHASE]))
+        a = az.act(obs, mask, determinize(s, seat, rng))
+        assert mask[a] == 1
+    assert {st.PHASE_MAIN, st.PHASE_DISCARD, st.PHASE_NOBLE} <= phases
+
+
+def test_deterministic_given_seed_and_blind_to_hidden_information() -> None:
+    s = sample_states(2, 1, seed=11, max_per_game=30)[20]
+    obs, mask, seat = decision_inputs(s)
+    moves = set()
+    for hidden_seed in range(3):  # the input's hidden cards differ; the move must not
+        agent = agents.make("az:sims=40", seed=7)
+        moves.add(agent.act(obs, mask, determinize(s, seat, hidden_seed)))
+    assert len(moves) == 1
+    a1 = agents.make("az:sims=40", seed=7)
+    a2 = agents.make("az:sims=40", seed=7)
+    states = sample_states(2, 1, seed=12, max_per_game=15)
+    for s in states:
+        obs, mask, seat = decision_inputs(s)
+        d = determinize(s, seat, 0)
+        assert a1.act(obs, mask, d) == a2.act(obs, mask, d)
+
+
+@pytest.mark.parametrize("sims", [2, 17, 64])
+def test_simulation_budget(sims: int) -> None:
+    agent = agents.make(f"az:sims={sims},batch=4", seed=0)
+    s = sample_states(2, 1, seed=1, max_per_game=10)[5]
+    counts = agent.root_visits(determinize(s, int(s[st.CURRENT]), 0))
+    # every simulation but the root's own evaluation goes through one root action
+    assert int(np.floor(counts).sum()) == sims - 1
+
+
+def test_time_budget_runs_until_time_is_up() -> None:
+    agent = agents.make("az:ms=30", seed=0)
+    s = sample_states(2, 1, seed=1, max_per_game=10)[5]
+    counts = agent.root_visits(determinize(s, int(s[st.CURRENT]), 0))
+    assert np.floor(counts).sum() >= 4 * agent.params["batch"]  # at least one chunk after the root
+
+
+def test_picks_the_winning_purchase(az: AZAgent) -> None:
+    s, winning = winning_position()
+    obs, mask, seat = decision_inputs(s)
+    assert seat == 1 and mask[winning] == 1 and mask.sum() > 5
+    d = s.copy()
+    rules.apply_action(d, winning)
+    assert rules.is_over(d) and d[st.OUTCOME + 1] == 1  # the position is what the test says
+    assert az.act(obs, mask, determinize(s, seat, 0)) == winning
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("az:sims=0", "sims=0"),
+        ("az:sims=x", "sims='x'"),
+        ("az:batch=0", "batch=0"),
+        ("az:c=-1", "c=-1.0"),
+        ("az:ms=-5", "ms=-5.0"),
+        ("az:ptemp=0", "ptemp=0.0"),
+        ("az:fpu=nan", "fpu='nan'"),
+        ("az:depth=3", "unknown az option(s) ['depth']"),
+        ("az:sims=10,sims=20", "given twice"),
+    ],
+)
+def test_bad_options_are_named(spec: str, words: str) -> None:
+    with pytest.raises(ValueError) as err:
+        agents.make(spec)
+    assert words in str(err.value)
+
+
+def test_missing_model_is_named() -> None:
+    with pytest.raises(FileNotFoundError, match="nowhere.zip"):
+        agents.make("az:nowhere.zip,sims=5")
+
+
+def test_refuses_other_games(az: AZAgent) -> None:
+    with pytest.raises(ValueError, match="plays only the base game"):
+        check_game(az, "az", ("cities",), 2)
+    with pytest.raises(ValueError, match="2-player base game"):
+        check_game(az, "az", (), 3)
+    s = sample_states(3, 1, seed=0, max_per_game=5)[2]
+    obs, mask, seat = decision_inputs(s)
+    with pytest.raises(ValueError, match="2-player base game"):
+        az.act(obs, mask, determinize(s, seat, 0))
+
+
+def test_needs_a_matching_state(az: AZAgent) -> None:
+    s = sample_states(2, 1, seed=2, max_per_game=5)[3]
+    obs, mask, seat = decision_inputs(s)
+    with pytest.raises(ValueError, match="needs state="):
+        az.act(obs, mask)
+    other = sample_states(2, 1, seed=4, max_per_game=5)[1]
+    wrong = np.zeros_like(mask)
+    rules.legal_mask(other, wrong)
+    if not np.array_equal(wrong, mask):
+        with pytest.raises(ValueError, match="does not match"):
+            az.act(obs, mask, determinize(other, int(other[st.CURRENT]), 0))
+
+
+def test_plays_tournament_games() -> None:
+    records = run_tasks(schedule(["az:sims=8", "greedy"], 2, 2, 0), workers=1, progress=False)
+    assert len(records) == 2 and all(r["winners"] is not None for r in records)
+
+
+def test_spec_and_keyword_options() -> None:
+    agent = agents.make("az", sims=12, c=2.0)
+    assert agent.params["sims"] == 12 and agent.params["c"] == 2.0 and agent.needs_state
+    assert agents.make("az:models/ppo_2p.zip").params["sims"] == 1000
+    with pytest.raises(ValueError, match="both in the spec and as keyword"):
+        agents.make("az:sims=3", sims=4)
