@@ -74,7 +74,7 @@ from splendor_env.observation import (
 )
 from splendor_env.state import CURRENT, OUTCOME, PHASE, PHASE_GAME_OVER
 
-from .base import Agent, check_mask
+from .base import Agent, search_inputs, typed_options
 
 #: The network shipped with the repository, used by the bare spec ``az``.
 DEFAULT_MODEL = str(Path(__file__).resolve().parent.parent / "models" / "ppo_2p.zip")
@@ -551,25 +551,7 @@ def search(
 
 def validate_params(params: dict[str, object]) -> dict[str, object]:
     """Typed, range-checked ``az`` options (defaults filled in); errors name the option."""
-    unknown = sorted(set(params) - set(PARAMS))
-    if unknown:
-        raise ValueError(
-            f"unknown az option(s) {unknown}; valid keys: {sorted(PARAMS)} (and a model path first)"
-        )
-    out = {k: default for k, (_, default, _) in PARAMS.items()}
-    for key, raw in params.items():
-        typ = PARAMS[key][0]
-        try:
-            if isinstance(raw, bool):
-                raise ValueError
-            value = typ(raw)
-            if typ is int and isinstance(raw, float) and raw != int(raw):
-                raise ValueError
-            if typ is float and not math.isfinite(value):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ValueError(f"az option {key}={raw!r} is not a valid {typ.__name__}") from None
-        out[key] = value
+    out = typed_options("az option", PARAMS, params, " (and a model path first)")
     checks = {
         "sims": out["sims"] > 0,
         "ms": out["ms"] >= 0,
@@ -692,19 +674,11 @@ class AZAgent(Agent):
         return counts
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        if state is None:
-            raise ValueError(
-                "AZAgent needs state=: a state determinised for the acting seat "
-                "(splendor_env.determinize.determinize), see training.tournament.agent_state"
-            )
-        s = np.ascontiguousarray(state, dtype=np.int32)
-        if s.shape[0] != st.STATE_SIZE or s[st.MODULES] != 0 or s[st.N_PLAYERS] != 2:
-            raise ValueError("agent 'az' plays only the 2-player base game; state= is not one")
-        legal = check_mask(action_mask, NUM_ACTIONS)
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        rules.legal_mask(s, mask)
-        if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
-            raise ValueError("state= does not match action_mask: pass the state of the decision being asked")
+        if state is not None:
+            s = np.asarray(state)
+            if s.shape[0] != st.STATE_SIZE or s[st.MODULES] != 0 or s[st.N_PLAYERS] != 2:
+                raise ValueError("agent 'az' plays only the 2-player base game; state= is not one")
+        s, legal, mask = search_inputs("AZAgent", state, action_mask)
         if legal.size == 1:
             return int(legal[0])
         counts = self.root_visits(s)

@@ -86,3 +86,60 @@ def check_mask(action_mask: np.ndarray, size: int | None = None) -> np.ndarray:
             "action_mask has no legal action: is this agent on move, and is the game still running?"
         )
     return legal
+
+
+def search_inputs(
+    name: str, state: np.ndarray | None, action_mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a search agent's ``act`` checks first: ``(state as int32, legal ids, the state's own mask)``.
+
+    ``state`` must be given (already determinised for the acting seat) and must be the
+    decision ``action_mask`` asks about; each refusal names what was wrong.
+    """
+    from splendor_env import rules
+    from splendor_env import state as st
+    from splendor_env.actions import num_actions
+
+    if state is None:
+        raise ValueError(
+            f"{name} needs state=: a state determinised for the acting seat "
+            "(splendor_env.determinize.determinize), see training.tournament.agent_state"
+        )
+    s = np.ascontiguousarray(state, dtype=np.int32)
+    size = num_actions(int(s[st.MODULES]))
+    legal = check_mask(action_mask, size)
+    mask = np.zeros(size, dtype=np.int8)
+    rules.legal_mask(s, mask)
+    if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
+        raise ValueError("state= does not match action_mask: pass the state of the decision being asked")
+    return s, legal, mask
+
+
+def typed_options(
+    noun: str, table: dict[str, tuple[type, object, str]], given: dict[str, object], hint: str = ""
+) -> dict[str, object]:
+    """``given`` options typed by ``table`` (name -> (type, default, help)), defaults filled in.
+
+    Unknown names, non-numbers, booleans, fractional ints and non-finite floats are refused with
+    the option named (``noun`` is e.g. ``"mcts parameter"``); range checks stay with each agent.
+    """
+    import math
+
+    unknown = sorted(set(given) - set(table))
+    if unknown:
+        raise ValueError(f"unknown {noun}(s) {unknown}; valid keys: {sorted(table)}{hint}")
+    out = {k: default for k, (_, default, _) in table.items()}
+    for key, raw in given.items():
+        typ = table[key][0]
+        try:
+            if isinstance(raw, bool) and typ is not str:
+                raise ValueError
+            value = typ(raw)
+            if typ is int and isinstance(raw, float) and raw != int(raw):
+                raise ValueError
+            if typ is float and not math.isfinite(value):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError(f"{noun} {key}={raw!r} is not a valid {typ.__name__}") from None
+        out[key] = value
+    return out

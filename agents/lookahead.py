@@ -75,7 +75,7 @@ from splendor_env.state import (
     player_offset,
 )
 
-from .base import Agent, check_mask
+from .base import Agent, search_inputs
 
 #: The evaluation's weights (name -> value), passed to the kernels as one array in this order.
 WEIGHTS: dict[str, float] = {
@@ -313,19 +313,11 @@ class LookaheadAgent(Agent):
         self.weights = weight_array(**weights)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        if state is None:
-            raise ValueError(
-                "LookaheadAgent needs state=: a state determinised for the acting seat "
-                "(splendor_env.determinize.determinize), see training.tournament.agent_state"
-            )
-        s = np.ascontiguousarray(state, dtype=np.int32)
-        if s.shape[0] != st.STATE_SIZE or s[st.MODULES] != 0:
-            raise ValueError("agent 'lookahead' plays only the base game; state= is a module game")
-        legal = check_mask(action_mask, NUM_ACTIONS)
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        rules.legal_mask(s, mask)
-        if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
-            raise ValueError("state= does not match action_mask: pass the state of the decision being asked")
+        if state is not None:
+            s = np.asarray(state)
+            if s.shape[0] != st.STATE_SIZE or s[st.MODULES] != 0:
+                raise ValueError("agent 'lookahead' plays only the base game; state= is a module game")
+        s, legal, mask = search_inputs("LookaheadAgent", state, action_mask)
         if legal.size == 1:
             return int(legal[0])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)

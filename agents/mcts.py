@@ -82,7 +82,7 @@ from splendor_env.state import (
     player_offset,
 )
 
-from .base import Agent, check_mask
+from .base import Agent, search_inputs, typed_options
 from .greedy import _random_legal, policy_action
 
 #: name -> (type, default, check, help) for every MCTS parameter.
@@ -257,19 +257,7 @@ def search(
 
 def validate_params(params: dict[str, object]) -> dict[str, object]:
     """Typed, range-checked MCTS parameters (defaults filled in); clear errors otherwise."""
-    unknown = sorted(set(params) - set(PARAMS))
-    if unknown:
-        raise ValueError(f"unknown mcts parameter(s) {unknown}; valid keys: {sorted(PARAMS)}")
-    out = {k: default for k, (_, default, _) in PARAMS.items()}
-    for key, raw in params.items():
-        typ = PARAMS[key][0]
-        try:
-            value = typ(raw)
-            if typ is int and isinstance(raw, float) and raw != int(raw):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ValueError(f"mcts parameter {key}={raw!r} is not a valid {typ.__name__}") from None
-        out[key] = value
+    out = typed_options("mcts parameter", PARAMS, params)
     checks = {
         "sims": out["sims"] > 0,
         "c": out["c"] >= 0,
@@ -316,18 +304,7 @@ class MCTSAgent(Agent):
         )
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        if state is None:
-            raise ValueError(
-                "MCTSAgent needs state=: a state determinised for the acting seat "
-                "(splendor_env.determinize.determinize), see training.tournament.agent_state"
-            )
-        s = np.ascontiguousarray(state, dtype=np.int32)
-        size = NUM_ACTIONS if s[st.MODULES] == 0 else NUM_ACTIONS_ALL
-        legal = check_mask(action_mask, size)
-        mask = np.zeros(size, dtype=np.int8)
-        rules.legal_mask(s, mask)
-        if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
-            raise ValueError("state= does not match action_mask: pass the state of the decision being asked")
+        s, legal, mask = search_inputs("MCTSAgent", state, action_mask)
         if legal.size == 1:
             return int(legal[0])
         counts = self.root_counts(s)

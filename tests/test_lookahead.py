@@ -10,28 +10,12 @@ from agents.base import check_game
 from agents.lookahead import WEIGHTS, LookaheadAgent, weight_array
 from splendor_env import state as st
 from splendor_env.actions import BUY_MARKET, RESERVE_MARKET
-from splendor_env.cards import CARD_COLOUR, CARD_COST, CARD_LEVEL, CARD_POINTS, NOBLE_REQ
+from splendor_env.cards import CARD_COST, CARD_LEVEL, CARD_POINTS
 from splendor_env.determinize import determinize
 from tests.positions import Position
+from tests.test_agents import noble_choice_state
 from training.bench_policies import decision_inputs, sample_states
 from training.tournament import run_tasks, schedule
-
-
-def noble_choice_state(num_players: int, seed: int) -> np.ndarray:
-    """A position where the player on move must choose between two qualifying nobles."""
-    d = st.to_dict(st.new_state(num_players, seed))
-    req = np.maximum(NOBLE_REQ[d["nobles"][0]["noble"]], NOBLE_REQ[d["nobles"][1]["noble"]])
-    me = d["players"][d["current_player"]]
-    for colour in range(5):
-        for _ in range(int(req[colour])):
-            for deck in d["decks"]:
-                pick = next((c for c in deck if CARD_COLOUR[c] == colour), None)
-                if pick is not None:
-                    deck.remove(pick)
-                    me["purchased"].append(pick)
-                    break
-    d["phase"] = "noble"
-    return st.from_dict(d)
 
 
 def points_cards(total: int, avoid: set[int]) -> list[int]:
