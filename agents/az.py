@@ -173,6 +173,20 @@ def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
             f[base + 3] = (1.0 if missing == 0 else 0.0) * visible
 
 
+@njit(cache=True, inline="always")
+def _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden):  # pragma: no cover - compiled
+    """Row ``i``'s critic value from its first-layer activations ``h1[i, hidden:]`` (``h2[i]`` is scratch)."""
+    for j in range(hidden):
+        a = c2b[j]
+        for k in range(hidden):
+            a += c2w[j, k] * h1[i, hidden + k]
+        h2[i, j] = a if a > 0 else 0.0
+    a = vb[0]
+    for k in range(hidden):
+        a += vw[0, k] * h2[i, k]
+    return a
+
+
 @njit(cache=True, fastmath=True)
 def net_forward(
     obs: np.ndarray,
@@ -209,18 +223,8 @@ def net_forward(
                     acc[j] += x * w1t[k, j]
         for j in range(width):
             h1[i, j] = acc[j] if acc[j] > 0 else np.float32(0.0)
-    # critic: second layer reads h1[:, hidden:]
-    for i in range(n):
-        for j in range(hidden):
-            a = c2b[j]
-            for k in range(hidden):
-                a += c2w[j, k] * h1[i, hidden + k]
-            h2[i, j] = a if a > 0 else 0.0
-    for i in range(n):
-        a = vb[0]
-        for k in range(hidden):
-            a += vw[0, k] * h2[i, k]
-        values[i] = a
+    for i in range(n):  # critic: its second layer reads h1[:, hidden:]
+        values[i] = _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden)
     # actor trunk: second layer reads h1[:, :hidden]
     for i in range(n):
         for j in range(hidden):
@@ -300,15 +304,7 @@ def net_values(
                     acc[j] += x * w1t[k, hidden + j]
         for j in range(hidden):
             h1[i, hidden + j] = acc[j] if acc[j] > 0 else np.float32(0.0)
-        for j in range(hidden):
-            a = c2b[j]
-            for k in range(hidden):
-                a += c2w[j, k] * h1[i, hidden + k]
-            h2[i, j] = a if a > 0 else 0.0
-        a = vb[0]
-        for k in range(hidden):
-            a += vw[0, k] * h2[i, k]
-        values[i] = a
+        values[i] = _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden)
 
 
 class NetBuffers:
