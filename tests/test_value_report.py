@@ -73,6 +73,18 @@ def test_every_turn_of_every_game_is_recorded_once(played) -> None:
         assert (np.diff(rec.prestige[rec.game == g], axis=0) >= 0).all()
 
 
+def test_summary_knows_which_agent_sat_where(played) -> None:
+    # the policy (A) beat random in all three games, from seat 0 in games 0 and 2 and seat 1 in game 1
+    summary = vr.summarise(played, ("A", "B"), "m", 0)
+    assert summary["games"]["a_wins"] == 3 and summary["games"]["b_wins"] == 0
+    assert summary["overall"]["agent"]["sign_accuracy"] == 1.0  # "A wins" is right at every decision
+    by_agent = summary["value_by_agent"]
+    assert by_agent["A (A)"]["positions"] == by_agent["B (B)"]["positions"] == played.game.size
+    a_seat = played.game % 2
+    rows = np.arange(played.game.size)
+    assert by_agent["A (A)"]["mean"] == pytest.approx(played.values[rows, a_seat].mean(), abs=1e-6)
+
+
 def test_truncated_games_are_left_out_and_counted(policy) -> None:
     agents = (make("random", seed=0), make("random", seed=1))
     rec = vr.attach_values(vr.play_games(agents, 2, seed=5, max_turns=6), policy)
@@ -174,6 +186,8 @@ def test_predictions_leaf_value_and_lead_from_the_seat_on_move() -> None:
     assert leaf.result.tolist() == [1.0, -1.0] and leaf.lead.tolist() == [3, 5]
     lead = vr.predictions(rec, "lead")
     assert lead.x.tolist() == [2.0, 2.0]
+    who = vr.predictions(rec, "agent")  # game 0: agent A in seat 0
+    assert who.x.tolist() == [1.0, -1.0]
     value = vr.predictions(rec, "value")
     np.testing.assert_allclose(value.x, [0.9, 0.7, 0.2, 0.8], atol=1e-6)
     assert value.result.tolist() == [1.0, -1.0, 1.0, -1.0] and value.game.tolist() == [0, 0, 0, 0]
@@ -269,12 +283,15 @@ def test_tiny_run_writes_the_report(tmp_path, capsys) -> None:
         "calibration",
     ):
         assert key in data
-    assert set(data["overall"]) == {"value", "leaf", "lead"} and set(data["calibration"]) == {"value", "leaf"}
+    assert set(data["overall"]) == {"value", "leaf", "lead", "agent"} and set(data["calibration"]) == {
+        "value",
+        "leaf",
+    }
     assert data["games"]["played"] == 2 and data["seed"] == vr.DEFAULT_SEED
-    for kind in ("leaf", "lead"):  # one row per decision from the seat on move
+    for kind in ("leaf", "lead", "agent"):  # one row per decision from the seat on move
         assert data["overall"][kind]["positions"] == data["decisions"]
     assert data["overall"]["value"]["positions"] == 2 * data["decisions"]  # both seats
     assert [r["bin"] for r in data["by_turn"]["leaf"]] == ["0-9", "10-19", "20-29", "30-39", "40+"]
     phases = (out / "phases.csv").read_text().splitlines()
-    assert phases[0].startswith("phase,bin,predictor") and len(phases) == 1 + 3 * (1 + 5 + 6)
+    assert phases[0].startswith("phase,bin,predictor") and len(phases) == 1 + 4 * (1 + 5 + 6)
     assert (out / "calibration.csv").read_text().count("\n") == 1 + 2 * 10

@@ -32,7 +32,14 @@ Three predictors are scored against the result:
 * ``leaf``: az's leaf value from the seat on move's side, one row per decision
   (the other seat's row is its negation and would say nothing new);
 * ``lead``: a baseline with no network, the prestige difference from the seat on
-  move's side (a tie scores half): the critic is worth its cost where it beats this.
+  move's side (a tie scores half): the critic is worth its cost where it beats this;
+* ``agent``: a baseline that knows only who sits where, +1 when agent ``A`` is on
+  move: its accuracy is ``A``'s win share. Between unequal agents (the policy
+  wins about 90% against greedy) a value can score well by recognising the
+  stronger agent's seat from its style; only where it beats this baseline does it
+  read the position. Games of an agent against itself have no such shortcut
+  (this baseline is then about 50%): that is the test that matters for ``az``,
+  whose search plays both sides with the same network.
 
 Per predictor: sign accuracy on decisive games (``sign(x) == result``; x == 0
 counts half) with a Wilson 95% interval over positions *and* a 95% bootstrap
@@ -96,7 +103,7 @@ LEAD_EDGES = (0, 3, 6, 9, 12, 15)
 #: Inner edges of the calibration bins (both ends open).
 VALUE_EDGES = (-1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0)
 BOOTSTRAP_ROUNDS = 1000
-PREDICTORS = ("value", "leaf", "lead")
+PREDICTORS = ("value", "leaf", "lead", "agent")
 
 
 # ---------------------------------------------------------------------------
@@ -245,8 +252,8 @@ class Predictions:
 
 
 def predictions(record: Record, kind: str) -> Predictions:
-    """The rows of predictor ``kind`` (``value``, ``leaf`` or ``lead``, see the module docstring); truncated games dropped."""
-    if record.values is None and kind != "lead":
+    """The rows of predictor ``kind`` (:data:`PREDICTORS`, see the module docstring); truncated games dropped."""
+    if record.values is None and kind in ("value", "leaf"):
         raise ValueError("record has no critic values: call attach_values first")
     keep = ~np.isnan(record.result[record.game, 0])
     g, turn, mover = record.game[keep], record.turn[keep], record.mover[keep]
@@ -268,6 +275,8 @@ def predictions(record: Record, kind: str) -> Predictions:
         x = 0.5 * (vals[rows, mover] - vals[rows, other])
     elif kind == "lead":
         x = (pts[rows, mover] - pts[rows, other]).astype(np.float64)
+    elif kind == "agent":  # agent A sits in seat seat_agent[g] (seat 0 holds agent seat_agent[g])
+        x = np.where(mover == record.seat_agent[g], 1.0, -1.0)
     else:
         raise ValueError(f"unknown predictor {kind!r}; known: {', '.join(PREDICTORS)}")
     return Predictions(x=x, result=record.result[g, mover], game=g, turn=turn, lead=lead)
@@ -416,7 +425,7 @@ def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) ->
         summary["overall"][kind] = score(p.x, p.result, p.game)
         summary["by_turn"][kind] = phase_table(p, "turn", TURN_EDGES)
         summary["by_lead"][kind] = phase_table(p, "lead", LEAD_EDGES)
-        if kind != "lead":
+        if kind in ("value", "leaf"):
             summary["calibration"][kind] = calibration(p.x, p.result, p.game)
     # the raw value split by whose seat it rates (the critic's own agent, or the other)
     keep = ~np.isnan(res[record.game, 0])
@@ -461,7 +470,8 @@ def format_report(summary: dict[str, Any]) -> str:
         f"  A won {gm['a_wins']}, B won {gm['b_wins']}, shared {gm['shared']}, truncated (left out) "
         f"{gm['truncated']}; {summary['decisions']} main decisions",
         "  value = critic V of a seat's observation (both seats); leaf = az's (V(on move) - V(other)) / 2;",
-        "  lead = prestige difference (no network, a baseline); sign = sign(x) == result on decisive games.",
+        "  lead = prestige difference, agent = +1 when A is on move (baselines, no network);",
+        "  sign = sign(x) == result on decisive games (x == 0 counts half).",
         "  " + summary["caveat"] + ".",
     ]
     head = f"  {'':<10} {'rows':>6} {'games':>5}  {'sign':>6} {'games 95% CI':<15} {'Wilson 95% CI':<15}  {'MSE':>6}  {'corr':>6}"
