@@ -77,6 +77,7 @@ def test_summary_knows_which_agent_sat_where(played) -> None:
     # the policy (A) beat random in all three games, from seat 0 in games 0 and 2 and seat 1 in game 1
     summary = vr.summarise(played, ("A", "B"), "m", 0)
     assert summary["games"]["a_wins"] == 3 and summary["games"]["b_wins"] == 0
+    assert summary["games"]["seat0_wins"] == 2 and summary["games"]["seat1_wins"] == 1
     assert summary["overall"]["agent"]["sign_accuracy"] == 1.0  # "A wins" is right at every decision
     by_agent = summary["value_by_agent"]
     assert by_agent["A (A)"]["positions"] == by_agent["B (B)"]["positions"] == played.game.size

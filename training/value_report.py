@@ -409,6 +409,8 @@ def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) ->
             "shared": int((done & (res[:, 0] == 0)).sum()),
             "a_wins": int((a_result[done] > 0).sum()),
             "b_wins": int((a_result[done] < 0).sum()),
+            "seat0_wins": int((res[done, 0] > 0).sum()),
+            "seat1_wins": int((res[done, 1] > 0).sum()),
         },
         "decisions": int(record.game.size),
         "bootstrap": f"95% percentile interval over games ({BOOTSTRAP_ROUNDS} resamples, seed 0)",
@@ -467,7 +469,8 @@ def format_report(summary: dict[str, Any]) -> str:
     lines = [
         f"value report: critic of {summary['model']}; {gm['played']} games {summary['agents'][0]} (A) vs "
         f"{summary['agents'][1]} (B), seats alternated, seeds from {summary['seed']}",
-        f"  A won {gm['a_wins']}, B won {gm['b_wins']}, shared {gm['shared']}, truncated (left out) "
+        f"  A won {gm['a_wins']}, B won {gm['b_wins']} (seat 0 won {gm['seat0_wins']}, seat 1 {gm['seat1_wins']}), "
+        f"shared {gm['shared']}, truncated (left out) "
         f"{gm['truncated']}; {summary['decisions']} main decisions",
         "  value = critic V of a seat's observation (both seats); leaf = az's (V(on move) - V(other)) / 2;",
         "  lead = prestige difference, agent = +1 when A is on move (baselines, no network);",
