@@ -1,0 +1,298 @@
+"""training.value_report: the recorded values are the critic's, the scores are computed right, bad input is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents import make  # noqa: E402
+from agents.ppo import load_model  # noqa: E402
+from splendor_env.observation import OBS_DIM  # noqa: E402
+from training import value_report as vr  # noqa: E402
+from training.cli import run_cli  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "models" / "ppo_2p.zip"
+
+
+@pytest.fixture(scope="module")
+def policy():
+    return load_model(MODEL).policy
+
+
+@pytest.fixture(scope="module")
+def played(policy):
+    """Three games of the shipped policy (A) against random (B), with critic values."""
+    agents = (make(f"ppo:{MODEL}", seed=1), make("random", seed=2))
+    return vr.attach_values(vr.play_games(agents, 3, seed=vr.DEFAULT_SEED), policy)
+
+
+# ---------------------------------------------------------------------------
+# Recording
+
+
+def test_recorded_values_are_the_critics_own(played, policy) -> None:
+    rec = played
+    n = rec.game.size
+    assert rec.values.shape == (n, 2) and rec.obs.shape == (n, 2, OBS_DIM)
+    # torch, one observation at a time (no batching), for a sample of rows and both seats
+    import torch as th
+
+    for i in np.linspace(0, n - 1, 7).astype(int):
+        for seat in (0, 1):
+            with th.no_grad():
+                v = policy.predict_values(th.as_tensor(rec.obs[i, seat][None])).item()
+            assert rec.values[i, seat] == pytest.approx(v, abs=1e-5)
+    # and az's numba export of the same network (what the search evaluates leaves with)
+    from agents.az import export_network, forward_numpy
+
+    _, values = forward_numpy(export_network(policy), rec.obs.reshape(2 * n, OBS_DIM))
+    np.testing.assert_allclose(values.reshape(n, 2), rec.values, atol=1e-4)
+    # the two seats' views differ (each sees its own hand): not one observation copied twice
+    assert not np.array_equal(rec.obs[:, 0], rec.obs[:, 1])
+
+
+def test_every_turn_of_every_game_is_recorded_once(played) -> None:
+    rec = played
+    for g in range(3):
+        turns = rec.turn[rec.game == g]
+        assert turns.tolist() == list(range(turns.size))  # one main decision per turn, none missed
+        assert turns.size > 20
+    assert np.array_equal(rec.mover, rec.turn % 2)  # seat 0 starts, the seats alternate
+    # results: one +1 and one -1 per decisive game, A (the policy) in seat g % 2 wins every game
+    assert rec.truncated == 0
+    for g in range(3):
+        assert rec.result[g, g % 2] == 1.0 and rec.result[g, 1 - g % 2] == -1.0
+    # prestige never decreases within a game
+    for g in range(3):
+        assert (np.diff(rec.prestige[rec.game == g], axis=0) >= 0).all()
+
+
+def test_summary_knows_which_agent_sat_where(played) -> None:
+    # the policy (A) beat random in all three games, from seat 0 in games 0 and 2 and seat 1 in game 1
+    summary = vr.summarise(played, ("A", "B"), "m", 0)
+    assert summary["games"]["a_wins"] == 3 and summary["games"]["b_wins"] == 0
+    assert summary["games"]["seat0_wins"] == 2 and summary["games"]["seat1_wins"] == 1
+    assert summary["overall"]["agent"]["sign_accuracy"] == 1.0  # "A wins" is right at every decision
+    by_agent = summary["value_by_agent"]
+    assert by_agent["A (A)"]["positions"] == by_agent["B (B)"]["positions"] == played.game.size
+    a_seat = played.game % 2
+    rows = np.arange(played.game.size)
+    assert by_agent["A (A)"]["mean"] == pytest.approx(played.values[rows, a_seat].mean(), abs=1e-6)
+
+
+def test_truncated_games_are_left_out_and_counted(policy) -> None:
+    agents = (make("random", seed=0), make("random", seed=1))
+    rec = vr.attach_values(vr.play_games(agents, 2, seed=5, max_turns=6), policy)
+    assert rec.truncated == 2
+    summary = vr.summarise(rec, ("random", "random"), "m", 5)
+    assert summary["games"]["truncated"] == 2 and summary["games"]["scored"] == 0
+    assert summary["decisions"] == 12  # the decisions were played, but none is scored
+    assert summary["overall"]["value"]["positions"] == 0
+    assert summary["overall"]["leaf"]["sign_accuracy"] is None
+
+
+# ---------------------------------------------------------------------------
+# Scoring, on hand-made arrays
+
+
+def _record(values, result, game, mover, turn, prestige) -> vr.Record:
+    n = len(game)
+    return vr.Record(
+        game=np.asarray(game),
+        turn=np.asarray(turn),
+        mover=np.asarray(mover),
+        prestige=np.asarray(prestige),
+        obs=np.zeros((n, 2, OBS_DIM), np.float32),
+        result=np.asarray(result, dtype=np.float64),
+        seat_agent=np.arange(len(result)) % 2,
+        values=np.asarray(values, dtype=np.float32),
+    )
+
+
+def test_score_by_hand() -> None:
+    x = np.array([0.5, -0.2, 0.1, 0.0, -1.0, 0.3])
+    result = np.array([1, 1, -1, 1, -1, 0])  # the last row is a shared victory: no sign, but in MSE
+    game = np.array([0, 0, 1, 1, 2, 3])
+    s = vr.score(x, result, game)
+    # hits: right, wrong, wrong, a tie (half), right -> 2.5 of 5
+    assert s["sign_accuracy"] == pytest.approx(0.5)
+    assert s["decisive_positions"] == 5 and s["positions"] == 6 and s["games"] == 4
+    assert s["mse"] == pytest.approx(np.mean((x - result) ** 2))
+    assert s["corr"] == pytest.approx(np.corrcoef(x, result)[0, 1])
+    lo, hi = s["sign_wilson95"]
+    assert lo < 0.5 < hi
+    blo, bhi = s["sign_games95"]
+    assert 0.0 <= blo <= 0.5 <= bhi <= 1.0
+
+
+def test_oracle_is_perfect_and_flipped_oracle_always_wrong() -> None:
+    rng = np.random.default_rng(0)
+    result = rng.choice([-1.0, 1.0], size=200)
+    game = np.repeat(np.arange(20), 10)
+    good = vr.score(result * rng.uniform(0.1, 1.0, 200), result, game)
+    bad = vr.score(-result, result, game)
+    assert good["sign_accuracy"] == 1.0 and good["sign_games95"] == [1.0, 1.0]
+    assert good["sign_wilson95"][1] == 1.0 and good["corr"] > 0.5
+    assert (
+        bad["sign_accuracy"] == 0.0 and bad["sign_wilson95"][0] == 0.0 and bad["corr"] == pytest.approx(-1.0)
+    )
+    assert bad["mse"] == pytest.approx(4.0)
+
+
+def test_game_bootstrap_resamples_whole_games() -> None:
+    # one game of 99 right positions and nine games of one wrong position each: per position 90.8%,
+    # but only one game in ten is right, so a resample of games often holds none of it
+    game = np.concatenate([np.zeros(99, int), np.arange(1, 10)])
+    hits = np.concatenate([np.ones(99), np.zeros(9)])
+    lo, hi = vr.game_bootstrap(game, hits)
+    assert lo == 0.0 and hi > 0.9
+    assert vr.game_bootstrap(np.zeros(5, int), np.ones(5)) == (1.0, 1.0)  # one game: no spread
+
+
+def test_calibration_rows_by_hand() -> None:
+    x = np.array([-2.0, -0.1, -0.2, 0.1, 0.2, 0.9, 1.5])
+    result = np.array([-1, -1, 1, 1, 1, -1, 1])
+    game = np.array([0, 0, 1, 1, 2, 2, 3])
+    rows = {r["bin"]: r for r in vr.calibration(x, result, game)}
+    assert list(rows) == vr.bin_labels(vr.VALUE_EDGES, open_low=True)
+    assert rows["<-1"]["positions"] == 1 and rows["<-1"]["mean_result"] == -1.0
+    neg = rows["[-0.25,0)"]
+    assert neg["positions"] == 2 and neg["games"] == 2 and neg["mean_result"] == 0.0
+    assert neg["mean_x"] == pytest.approx(-0.15) and neg["win_share"] == 0.5
+    pos = rows["[0,0.25)"]
+    assert pos["positions"] == 2 and pos["games"] == 2 and pos["mean_result"] == 1.0
+    assert pos["mean_result_games95"] == [1.0, 1.0]
+    assert rows["[0.75,1)"]["mean_result"] == -1.0 and rows[">=1"]["positions"] == 1
+    assert rows["[0.5,0.75)"]["positions"] == 0 and rows["[0.5,0.75)"]["mean_result"] is None
+    assert sum(r["positions"] for r in rows.values()) == x.size
+
+
+def test_predictions_leaf_value_and_lead_from_the_seat_on_move() -> None:
+    rec = _record(
+        values=[[0.9, 0.7], [0.2, 0.8], [1.0, 1.0]],
+        result=[[1, -1], [np.nan, np.nan]],  # game 1 was truncated
+        game=[0, 0, 1],
+        mover=[0, 1, 0],
+        turn=[0, 1, 0],
+        prestige=[[3, 1], [3, 5], [0, 0]],
+    )
+    leaf = vr.predictions(rec, "leaf")
+    np.testing.assert_allclose(leaf.x, [0.1, 0.3], atol=1e-6)  # (0.9-0.7)/2; seat 1 on move: (0.8-0.2)/2
+    assert leaf.result.tolist() == [1.0, -1.0] and leaf.lead.tolist() == [3, 5]
+    lead = vr.predictions(rec, "lead")
+    assert lead.x.tolist() == [2.0, 2.0]
+    who = vr.predictions(rec, "agent")  # game 0: agent A in seat 0
+    assert who.x.tolist() == [1.0, -1.0]
+    value = vr.predictions(rec, "value")
+    np.testing.assert_allclose(value.x, [0.9, 0.7, 0.2, 0.8], atol=1e-6)
+    assert value.result.tolist() == [1.0, -1.0, 1.0, -1.0] and value.game.tolist() == [0, 0, 0, 0]
+    with pytest.raises(ValueError, match="unknown predictor"):
+        vr.predictions(rec, "policy")
+
+
+def test_phase_bins() -> None:
+    p = vr.Predictions(
+        x=np.array([1.0, -1.0, 1.0, 1.0, -1.0]),
+        result=np.array([1.0, 1.0, 1.0, -1.0, -1.0]),
+        game=np.array([0, 0, 0, 1, 1]),
+        turn=np.array([0, 9, 10, 39, 77]),
+        lead=np.array([0, 2, 3, 14, 15]),
+    )
+    rows = {r["bin"]: r for r in vr.phase_table(p, "turn", vr.TURN_EDGES)}
+    assert list(rows) == ["0-9", "10-19", "20-29", "30-39", "40+"]
+    assert rows["0-9"]["positions"] == 2 and rows["0-9"]["sign_accuracy"] == 0.5
+    assert rows["20-29"]["positions"] == 0 and rows["20-29"]["sign_accuracy"] is None
+    assert rows["30-39"]["sign_accuracy"] == 0.0 and rows["40+"]["sign_accuracy"] == 1.0
+    lead = {r["bin"]: r["positions"] for r in vr.phase_table(p, "lead", vr.LEAD_EDGES)}
+    assert lead == {"0-2": 2, "3-5": 1, "6-8": 0, "9-11": 0, "12-14": 1, "15+": 1}
+
+
+# ---------------------------------------------------------------------------
+# CLI
+
+
+def _run(argv, capsys) -> tuple[int, str]:
+    try:
+        rc = run_cli(vr.main, argv, prog="prog")
+    except SystemExit as exc:  # argparse's own usage errors
+        rc = exc.code
+    return rc, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--games", "0"], "--games must be >= 1"),
+        (["--seed", "-1"], "--seed must be in"),
+        (["--agents", "greedy", "nosuchagent"], "--agents 'nosuchagent': unknown agent spec"),
+        (["--agents", "greedy"], "--agents needs exactly two specs"),
+        (["--agents", "greedy", "ppo:nope.zip"], "--agents 'ppo:nope.zip': PPO model file not found"),
+        (["--agents", "greedy", f"ppo:{ROOT / 'models' / 'ppo_base_3_4p.zip'}"], "cannot play 2 players"),
+        (
+            ["--agents", "greedy", "random", "--model", str(ROOT / "models" / "ppo_base_3_4p.zip")],
+            "--model: .*3 or 4",
+        ),
+        (
+            ["--agents", "greedy", "random", "--model", str(ROOT / "models" / "ppo_modules_2p.zip")],
+            "--model: .*modules",
+        ),
+        (["--agents", "greedy", "random", "--model", "missing.zip"], "--model: model file not found"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, match, tmp_path, capsys) -> None:
+    rc, err = _run([*argv, "--out", str(tmp_path / "out")], capsys)
+    assert rc == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("prog: error: ")
+    import re
+
+    assert re.search(match, err), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_must_not_be_a_file(tmp_path, capsys) -> None:
+    target = tmp_path / "f"
+    target.write_text("x")
+    rc, err = _run(["--agents", "greedy", "random", "--out", str(target)], capsys)
+    assert rc == 2 and "is a file" in err
+
+
+def test_tiny_run_writes_the_report(tmp_path, capsys) -> None:
+    out = tmp_path / "report"
+    summary = vr.main(
+        ["--games", "2", "--agents", "greedy", "random", "--model", str(MODEL), "--out", str(out)]
+    )
+    printed = capsys.readouterr().out
+    assert "calibration of leaf" in printed and "by leader's prestige" in printed
+    data = json.loads((out / "value_report.json").read_text())
+    assert data == json.loads(json.dumps(summary))
+    for key in (
+        "agents",
+        "model",
+        "seed",
+        "games",
+        "decisions",
+        "overall",
+        "by_turn",
+        "by_lead",
+        "calibration",
+    ):
+        assert key in data
+    assert set(data["overall"]) == {"value", "leaf", "lead", "agent"} and set(data["calibration"]) == {
+        "value",
+        "leaf",
+    }
+    assert data["games"]["played"] == 2 and data["seed"] == vr.DEFAULT_SEED
+    for kind in ("leaf", "lead", "agent"):  # one row per decision from the seat on move
+        assert data["overall"][kind]["positions"] == data["decisions"]
+    assert data["overall"]["value"]["positions"] == 2 * data["decisions"]  # both seats
+    assert [r["bin"] for r in data["by_turn"]["leaf"]] == ["0-9", "10-19", "20-29", "30-39", "40+"]
+    phases = (out / "phases.csv").read_text().splitlines()
+    assert phases[0].startswith("phase,bin,predictor") and len(phases) == 1 + 4 * (1 + 5 + 6)
+    assert (out / "calibration.csv").read_text().count("\n") == 1 + 2 * 10

@@ -1,0 +1,662 @@
+"""How good is a PPO critic as a position evaluator? Sign accuracy, error and calibration over held-out games.
+
+Why: the ``az`` search (:mod:`agents.az`) evaluates every leaf with the critic of
+``models/ppo_2p.zip``: seat ``p``'s leaf value is ``(V(obs_p) - V(obs_q)) / 2``,
+half the difference of the critic's values of the two seats' observations. This
+report measures how far that number (and the raw ``V`` it is built from) predicts
+who wins, overall and by game phase, so a change of network or of leaf formula
+can be judged by one command.
+
+What it does:
+
+* plays ``--games`` two-player base games between two agents (``--agents A B``,
+  any :func:`agents.make` spec or a ``.zip`` path; default the shipped policy
+  against ``greedy``); game ``g`` puts ``A`` in seat ``g % 2``, so both agents
+  play both seats equally often. Search agents (``needs_state``) get the state
+  determinised for their seat, as in ``training.evaluate``;
+* at every *main* decision (not a discard or noble choice) records both seats'
+  observations, the turn number (``TURN``: one per seat's turn, so 2 per round),
+  both seats' prestige and who is on move; after the games it runs the critic of
+  ``--model`` over all of them in a few batched torch calls
+  (``policy.predict_values``, the same numbers :func:`agents.az.net_values`
+  gives: :func:`agents.az.check_export`). Both views come from the true state;
+  inside a search the other seat's view is taken from a state determinised for
+  the searching seat (its blind reserves guessed), so az's own leaves carry a
+  little more noise than the ``leaf`` measured here;
+* attaches each seat's result: +1 sole win, -1 loss, 0 shared victory;
+  truncated games (turn cap) are left out and counted.
+
+Four predictors are scored against the result:
+
+* ``value``: the raw critic ``V`` of a seat's observation, one row per seat per
+  decision. It learnt the *shaped* return against its training pool (terminal
+  +-1 plus 0.02 per prestige point, gamma 0.995), so it is biased upwards: at
+  the start it rates both seats about +0.85 and its sign says little there;
+* ``leaf``: az's leaf value from the seat on move's side, one row per decision
+  (the other seat's row is its negation and would say nothing new);
+* ``lead``: a baseline with no network, the prestige difference from the seat on
+  move's side (a tie scores half): the critic is worth its cost where it beats this;
+* ``agent``: a baseline that knows only who sits where, +1 when agent ``A`` is on
+  move: its accuracy is ``A``'s win share. Between unequal agents (the policy
+  wins about 90% against greedy) a value can score well by recognising the
+  stronger agent's seat from its style; only where it beats this baseline does it
+  read the position. Games of an agent against itself have no such shortcut
+  (this baseline is then about 50%): that is the test that matters for ``az``,
+  whose search plays both sides with the same network.
+
+Per predictor: sign accuracy on decisive games (``sign(x) == result``; x == 0
+counts half) with a Wilson 95% interval over positions *and* a 95% bootstrap
+interval over games (1000 resamples of whole games, seed 0). Positions of one
+game are strongly correlated (a game is won or lost once), so the Wilson interval
+is too narrow and is shown only for reference: read the game bootstrap. Also the
+mean squared error against the result (shared victories as 0) and the Pearson
+correlation. Calibration tables: predictor bins -> mean result, each row with
+its positions, its distinct games and a game-bootstrap interval of the mean.
+
+Phases: by turn number (0-9, 10-19, 20-29, 30-39, 40+; a 2-player game lasts
+about 50-60 turns) and by the leader's prestige (0-2, 3-5, 6-8, 9-11, 12-14,
+15+). The turn says how much of the game is left on average; the leader's
+prestige says how close *this* game is to its end (15 starts the last round),
+which is what a value must see, so both are reported.
+
+Seeds: deals are seeded from ``--seed`` upwards (game ``g`` about ``seed + g``).
+Training never used the default ``10**9``: self-play deals of
+``configs/ppo_2p.yaml`` count up from 0 (under a million games), its pretraining
+games start at 99, and its evaluations (which chose ``best.zip``) replay the
+deals from ``10**6``, so ``10**6`` is *not* held out.
+
+CLI::
+
+    python -m training.value_report --games 300 --out results/value_report
+    python -m training.value_report --agents ppo:models/ppo_2p.zip ppo:models/ppo_2p.zip --games 300
+
+Speed, one core: 300 games of ppo against greedy (or against itself) play in about
+2 s and the critic takes 1-2 s more (10 s with imports and model loading); an
+agent that searches (``az``, ``mcts``) costs its own time per move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from splendor_env import state as st
+from splendor_env.determinize import determinize
+from splendor_env.observation import OBS_DIM, observe
+from splendor_env.rules import terminal_rewards
+from splendor_env.state import MAX_PLAYERS, PHASE, PHASE_MAIN, TURN
+from training.cli import CliError, run_cli
+from training.stats import clean_number, wilson
+
+#: First deal seed by default: far from every seed the shipped models were trained or selected on.
+DEFAULT_SEED = 10**9
+DEFAULT_MODEL = "models/ppo_2p.zip"
+DEFAULT_AGENTS = ("ppo:models/ppo_2p.zip", "greedy")
+ROOT = Path(__file__).resolve().parent.parent  # the defaults name the shipped model from any folder
+#: Lower edges of the phase bins (the last is open).
+TURN_EDGES = (0, 10, 20, 30, 40)
+LEAD_EDGES = (0, 3, 6, 9, 12, 15)
+#: Inner edges of the calibration bins (both ends open).
+VALUE_EDGES = (-1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0)
+BOOTSTRAP_ROUNDS = 1000
+PREDICTORS = ("value", "leaf", "lead", "agent")
+
+
+# ---------------------------------------------------------------------------
+# Playing and recording
+
+
+@dataclass
+class Record:
+    """What the games left: one row per main decision (``obs`` holds both seats' views).
+
+    ``result[g]`` is ``(result of seat 0, result of seat 1)`` of game ``g``, NaN when truncated;
+    ``seat_agent[g]`` the agent index (0 = ``A``, 1 = ``B``) in seat 0.
+    """
+
+    game: np.ndarray  # [N] game number of the decision
+    turn: np.ndarray  # [N] state TURN
+    mover: np.ndarray  # [N] seat on move
+    prestige: np.ndarray  # [N, 2] both seats' prestige
+    obs: np.ndarray  # [N, 2, OBS_DIM] both seats' observations
+    result: np.ndarray  # [games, 2]
+    seat_agent: np.ndarray  # [games] agent index in seat 0
+    values: np.ndarray | None = field(default=None)  # [N, 2] critic values, once computed
+
+    @property
+    def truncated(self) -> int:
+        return int(np.isnan(self.result[:, 0]).sum())
+
+
+def _act(
+    agent: Agent,
+    venv: Any,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    player: np.ndarray,
+    ids: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The agent's actions in games ``ids`` (one batch call, or one search per game)."""
+    if agent.needs_state:  # a search agent: one call per game, on a state determinised for its seat
+        return np.array(
+            [agent.act(obs[b], mask[b], determinize(venv.states[b], int(player[b]), rng)) for b in ids],
+            dtype=np.int64,
+        )
+    return np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
+
+
+def play_games(
+    agents: tuple[Agent, Agent],
+    games: int,
+    seed: int = DEFAULT_SEED,
+    batch: int = 100,
+    max_turns: int | None = None,
+) -> Record:
+    """Play ``games`` 2-player base games (game ``g``: ``agents[0]`` in seat ``g % 2``), recording main decisions.
+
+    ``max_turns`` overrides the env's turn cap (a game that reaches it is truncated).
+    """
+    from splendor_env.vector import VectorEnv
+
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    slots = min(games, batch)
+    options = {} if max_turns is None else {"max_turns": max_turns}
+    venv = VectorEnv(slots, 2, seed=seed, copy=False, **options)
+    obs, mask, player = venv.reset()
+    game = np.arange(slots)  # game number per slot, -1 = slot finished
+    next_game = slots
+    result = np.full((games, 2), np.nan)
+    seat_agent = np.arange(games) % 2  # agent index in seat 0: A sits in seat g % 2
+    rows_game, rows_turn, rows_mover, rows_pts, rows_obs = [], [], [], [], []
+    terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
+    pts = [st.player_offset(p) + st.P_PRESTIGE for p in range(2)]
+    rng = np.random.default_rng([seed, 7])
+    while (game >= 0).any():
+        active = np.flatnonzero(game >= 0)
+        states = venv.states
+        for b in active[states[active, PHASE] == PHASE_MAIN]:
+            two = np.empty((2, OBS_DIM), dtype=np.float32)
+            observe(states[b], 0, two[0])
+            observe(states[b], 1, two[1])
+            rows_obs.append(two)
+            rows_game.append(game[b])
+            rows_turn.append(states[b, TURN])
+            rows_mover.append(player[b])
+            rows_pts.append(states[b, pts])
+        seat_of_a = game[active] % 2
+        a_moves = player[active] == seat_of_a
+        for ids, agent in ((active[a_moves], agents[0]), (active[~a_moves], agents[1])):
+            if ids.size == 0:
+                continue
+            actions = _act(agent, venv, obs, mask, player, ids, rng)
+            obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
+            for b in ids[term[ids] | trunc[ids]]:
+                if term[b]:
+                    terminal_rewards(info["final_state"][b], terminal)
+                    result[game[b]] = terminal[:2]
+                if next_game < games:
+                    game[b] = next_game
+                    next_game += 1
+                else:
+                    game[b] = -1
+    n = len(rows_game)
+    return Record(
+        game=np.asarray(rows_game, dtype=np.int64).reshape(n),
+        turn=np.asarray(rows_turn, dtype=np.int64).reshape(n),
+        mover=np.asarray(rows_mover, dtype=np.int64).reshape(n),
+        prestige=np.asarray(rows_pts, dtype=np.int64).reshape(n, 2),
+        obs=np.stack(rows_obs) if rows_obs else np.zeros((0, 2, OBS_DIM), np.float32),
+        result=result,
+        seat_agent=seat_agent,
+    )
+
+
+def critic_values(policy: Any, observations: np.ndarray, chunk: int = 8192) -> np.ndarray:
+    """``policy.predict_values`` of raw observations ``[N, OBS_DIM]`` -> ``float32[N]``, in batched torch calls."""
+    import torch as th
+
+    obs = np.asarray(observations, dtype=np.float32)
+    out = np.empty(obs.shape[0], dtype=np.float32)
+    with th.no_grad():
+        for i in range(0, obs.shape[0], chunk):
+            out[i : i + chunk] = policy.predict_values(th.as_tensor(obs[i : i + chunk])).numpy()[:, 0]
+    return out
+
+
+def attach_values(record: Record, policy: Any) -> Record:
+    """Fill ``record.values`` ``[N, 2]``: the critic's value of each seat's observation."""
+    n = record.obs.shape[0]
+    record.values = critic_values(policy, record.obs.reshape(2 * n, OBS_DIM)).reshape(n, 2)
+    return record
+
+
+# ---------------------------------------------------------------------------
+# Scoring (pure functions over arrays)
+
+
+@dataclass
+class Predictions:
+    """Flat rows for one predictor: its number, the seat's result, the game, the phase keys."""
+
+    x: np.ndarray
+    result: np.ndarray
+    game: np.ndarray
+    turn: np.ndarray
+    lead: np.ndarray  # the leader's prestige at the decision
+
+
+def predictions(record: Record, kind: str) -> Predictions:
+    """The rows of predictor ``kind`` (:data:`PREDICTORS`, see the module docstring); truncated games dropped."""
+    if record.values is None and kind in ("value", "leaf"):
+        raise ValueError("record has no critic values: call attach_values first")
+    keep = ~np.isnan(record.result[record.game, 0])
+    g, turn, mover = record.game[keep], record.turn[keep], record.mover[keep]
+    pts = record.prestige[keep]
+    lead = pts.max(axis=1)
+    rows = np.arange(g.size)
+    if kind == "value":  # both seats, one row each
+        vals = record.values[keep]
+        return Predictions(
+            x=vals.reshape(-1).astype(np.float64),
+            result=record.result[g].reshape(-1),
+            game=np.repeat(g, 2),
+            turn=np.repeat(turn, 2),
+            lead=np.repeat(lead, 2),
+        )
+    other = 1 - mover
+    if kind == "leaf":
+        vals = record.values[keep].astype(np.float64)
+        x = 0.5 * (vals[rows, mover] - vals[rows, other])
+    elif kind == "lead":
+        x = (pts[rows, mover] - pts[rows, other]).astype(np.float64)
+    elif kind == "agent":  # agent A sits in seat seat_agent[g] (seat 0 holds agent seat_agent[g])
+        x = np.where(mover == record.seat_agent[g], 1.0, -1.0)
+    else:
+        raise ValueError(f"unknown predictor {kind!r}; known: {', '.join(PREDICTORS)}")
+    return Predictions(x=x, result=record.result[g, mover], game=g, turn=turn, lead=lead)
+
+
+def _game_sums(game: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per distinct game, the sum of each column (games in order of first appearance do not matter)."""
+    _, inv = np.unique(game, return_inverse=True)
+    return tuple(np.bincount(inv, weights=c) for c in columns)
+
+
+def game_bootstrap(
+    game: np.ndarray,
+    num: np.ndarray,
+    den: np.ndarray | None = None,
+    rounds: int = BOOTSTRAP_ROUNDS,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """95% percentile interval of ``sum(num) / sum(den)`` when whole games are resampled with replacement.
+
+    ``den`` defaults to one per row (a mean over positions). Games, not positions, are the
+    independent units: this interval carries the correlation of positions within a game.
+    """
+    if game.size == 0:
+        return None
+    den = np.ones_like(num, dtype=np.float64) if den is None else den
+    s_num, s_den = _game_sums(game, num.astype(np.float64), den.astype(np.float64))
+    k = s_num.size
+    counts = np.random.default_rng(seed).multinomial(k, np.full(k, 1.0 / k), size=rounds)
+    tot = counts @ s_den
+    ratio = (counts @ s_num)[tot > 0] / tot[tot > 0]
+    lo, hi = np.percentile(ratio, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def sign_hits(x: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """1 where ``sign(x)`` is the result, 0 where it is the opposite, 0.5 where ``x == 0`` (a coin flip)."""
+    return np.where(x == 0, 0.5, (np.sign(x) == np.sign(result)).astype(np.float64))
+
+
+def score(x: np.ndarray, result: np.ndarray, game: np.ndarray, bootstrap: bool = True) -> dict[str, Any]:
+    """Sign accuracy (decisive rows, Wilson and game-bootstrap intervals), MSE and correlation of ``x`` vs ``result``."""
+    x = np.asarray(x, dtype=np.float64)
+    result = np.asarray(result, dtype=np.float64)
+    game = np.asarray(game)
+    decisive = result != 0
+    hits = sign_hits(x[decisive], result[decisive])
+    n_dec = int(decisive.sum())
+    out: dict[str, Any] = {
+        "positions": int(x.size),
+        "games": int(np.unique(game).size),
+        "decisive_positions": n_dec,
+        "sign_accuracy": float(hits.mean()) if n_dec else None,
+        "sign_wilson95": list(wilson(float(hits.sum()), n_dec)) if n_dec else None,
+        "sign_games95": None,
+        "mse": float(np.mean((x - result) ** 2)) if x.size else None,
+        "corr": None,
+        "mean": float(x.mean()) if x.size else None,
+    }
+    if bootstrap and n_dec:
+        ci = game_bootstrap(game[decisive], hits)
+        out["sign_games95"] = list(ci) if ci else None
+    if x.size > 1 and x.std() > 0 and result.std() > 0:
+        out["corr"] = float(np.corrcoef(x, result)[0, 1])
+    return out
+
+
+def bin_labels(edges: tuple[float, ...], open_low: bool) -> list[str]:
+    """``(0, 10, 20)`` -> ``["0-9", "10-19", "20+"]`` (integers); floats -> ``["<-1", "[-1,-0.75)", ..., ">=1"]``."""
+    if not open_low:
+        return [f"{a}-{b - 1}" for a, b in zip(edges[:-1], edges[1:], strict=True)] + [f"{edges[-1]}+"]
+    inner = [f"[{a:g},{b:g})" for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    return [f"<{edges[0]:g}", *inner, f">={edges[-1]:g}"]
+
+
+def phase_table(p: Predictions, key: str, edges: tuple[int, ...]) -> list[dict[str, Any]]:
+    """:func:`score` per bin of ``p.turn`` or ``p.lead`` (lower edges ``edges``, the last bin open)."""
+    keys = getattr(p, key)
+    idx = np.searchsorted(np.asarray(edges), keys, side="right") - 1
+    rows = []
+    for i, label in enumerate(bin_labels(edges, open_low=False)):
+        sel = idx == i
+        rows.append({"bin": label, **score(p.x[sel], p.result[sel], p.game[sel])})
+    return rows
+
+
+def calibration(
+    x: np.ndarray, result: np.ndarray, game: np.ndarray, edges: tuple[float, ...] = VALUE_EDGES
+) -> list[dict[str, Any]]:
+    """Predictor bins -> mean result, with positions, distinct games and a game-bootstrap 95% interval per row.
+
+    A calibrated value on the result's scale has ``mean result ~ mean x`` in every row.
+    Empty bins are kept (with zero counts) so tables from different runs line up.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    result = np.asarray(result, dtype=np.float64)
+    idx = np.searchsorted(np.asarray(edges), x, side="right")
+    rows = []
+    for i, label in enumerate(bin_labels(edges, open_low=True)):
+        sel = idx == i
+        n = int(sel.sum())
+        rows.append(
+            {
+                "bin": label,
+                "positions": n,
+                "games": int(np.unique(game[sel]).size),
+                "mean_x": float(x[sel].mean()) if n else None,
+                "mean_result": float(result[sel].mean()) if n else None,
+                "win_share": float((result[sel] > 0).mean()) if n else None,
+                "mean_result_games95": list(game_bootstrap(game[sel], result[sel])) if n else None,
+            }
+        )
+    return rows
+
+
+def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) -> dict[str, Any]:
+    """Everything the report prints and writes, as plain JSON-able data."""
+    res = record.result
+    done = ~np.isnan(res[:, 0])
+    a_seat = np.arange(res.shape[0]) % 2  # seat of agent A in game g
+    a_result = res[np.arange(res.shape[0]), a_seat]
+    summary: dict[str, Any] = {
+        "agents": list(agents),
+        "model": model,
+        "seed": seed,
+        "games": {
+            "played": int(res.shape[0]),
+            "truncated": record.truncated,
+            "scored": int(done.sum()),
+            "shared": int((done & (res[:, 0] == 0)).sum()),
+            "a_wins": int((a_result[done] > 0).sum()),
+            "b_wins": int((a_result[done] < 0).sum()),
+            "seat0_wins": int((res[done, 0] > 0).sum()),
+            "seat1_wins": int((res[done, 1] > 0).sum()),
+        },
+        "decisions": int(record.game.size),
+        "bootstrap": f"95% percentile interval over games ({BOOTSTRAP_ROUNDS} resamples, seed 0)",
+        "caveat": "positions of one game are correlated: the Wilson intervals (per position) are too narrow, "
+        "the game-bootstrap intervals are the ones to read",
+        "overall": {},
+        "by_turn": {},
+        "by_lead": {},
+        "calibration": {},
+        "value_by_agent": {},
+    }
+    for kind in PREDICTORS:
+        p = predictions(record, kind)
+        summary["overall"][kind] = score(p.x, p.result, p.game)
+        summary["by_turn"][kind] = phase_table(p, "turn", TURN_EDGES)
+        summary["by_lead"][kind] = phase_table(p, "lead", LEAD_EDGES)
+        if kind in ("value", "leaf"):
+            summary["calibration"][kind] = calibration(p.x, p.result, p.game)
+    # the raw value split by whose seat it rates (the critic's own agent, or the other)
+    keep = ~np.isnan(res[record.game, 0])
+    g = record.game[keep]
+    for k, spec in enumerate(agents):
+        seat = np.where(record.seat_agent[g] == k, 0, 1)  # the seat agent k holds in that game
+        rows = np.arange(g.size)
+        x = record.values[keep][rows, seat].astype(np.float64)
+        summary["value_by_agent"][f"{'AB'[k]} ({spec})"] = score(x, res[g, seat], g)
+    return summary
+
+
+# ---------------------------------------------------------------------------
+# Output
+
+
+def _pct(x: float | None) -> str:
+    return "   -  " if x is None else f"{100 * x:5.1f}%"
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "       -       " if not ci else f"[{100 * ci[0]:4.1f}, {100 * ci[1]:5.1f}]"
+
+
+def _num(x: float | None, fmt: str = "+.3f") -> str:
+    return "   -  " if x is None else format(x, fmt)
+
+
+def _score_line(label: str, s: dict[str, Any], width: int = 10) -> str:
+    return (
+        f"  {label:<{width}} {s['positions']:>6} {s['games']:>5}  {_pct(s['sign_accuracy'])} "
+        f"{_ci(s['sign_games95'])} {_ci(s['sign_wilson95'])}  {_num(s['mse'], '6.3f')}  {_num(s['corr'])}"
+    )
+
+
+def format_report(summary: dict[str, Any]) -> str:
+    """The readable tables (what the CLI prints)."""
+    gm = summary["games"]
+    lines = [
+        f"value report: critic of {summary['model']}; {gm['played']} games {summary['agents'][0]} (A) vs "
+        f"{summary['agents'][1]} (B), seats alternated, seeds from {summary['seed']}",
+        f"  A won {gm['a_wins']}, B won {gm['b_wins']} (seat 0 won {gm['seat0_wins']}, seat 1 {gm['seat1_wins']}), "
+        f"shared {gm['shared']}, truncated (left out) "
+        f"{gm['truncated']}; {summary['decisions']} main decisions",
+        "  value = critic V of a seat's observation (both seats); leaf = az's (V(on move) - V(other)) / 2;",
+        "  lead = prestige difference, agent = +1 when A is on move (baselines, no network);",
+        "  sign = sign(x) == result on decisive games (x == 0 counts half).",
+        "  " + summary["caveat"] + ".",
+    ]
+    head = f"  {'':<10} {'rows':>6} {'games':>5}  {'sign':>6} {'games 95% CI':<15} {'Wilson 95% CI':<15}  {'MSE':>6}  {'corr':>6}"
+    for title, key in (("overall", None), ("by turn", "by_turn"), ("by leader's prestige", "by_lead")):
+        lines.append("")
+        lines.append(f"{title}:")
+        for kind in PREDICTORS:
+            lines.append(f" {kind}:")
+            lines.append(head)
+            if key is None:
+                lines.append(_score_line("all", summary["overall"][kind]))
+            else:
+                lines.extend(_score_line(r["bin"], r) for r in summary[key][kind])
+    lines.append("")
+    lines.append("raw value by the agent whose seat it rates:")
+    lines.append(head.replace(f"{'':<10}", f"{'':<24}"))
+    for label, s in summary["value_by_agent"].items():
+        lines.append(_score_line(label[:24], s, 24))
+    for kind, rows in summary["calibration"].items():
+        lines.append("")
+        lines.append(f"calibration of {kind} (bins of x -> mean result; win share = fraction of rows won):")
+        lines.append(
+            f"  {'bin':<14} {'rows':>6} {'games':>5}  {'mean x':>7} {'mean result':>11}  {'games 95% CI':<17} {'win share':>9}"
+        )
+        for r in rows:
+            if not r["positions"]:
+                continue
+            ci = r["mean_result_games95"]
+            lines.append(
+                f"  {r['bin']:<14} {r['positions']:>6} {r['games']:>5}  {r['mean_x']:+7.3f} {r['mean_result']:+11.3f}  "
+                f"[{ci[0]:+.3f}, {ci[1]:+.3f}] {_pct(r['win_share']):>9}"
+            )
+    return "\n".join(lines)
+
+
+CSV_FIELDS = ("decisive_positions", "sign_accuracy", "mse", "corr", "mean")
+
+
+def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
+    """``value_report.json`` (everything), ``phases.csv`` and ``calibration.csv`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "value_report.json", out / "phases.csv", out / "calibration.csv"]
+    paths[0].write_text(json.dumps(summary, indent=2) + "\n")
+    with paths[1].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            [
+                "phase",
+                "bin",
+                "predictor",
+                "positions",
+                "games",
+                *CSV_FIELDS,
+                "sign_games95_lo",
+                "sign_games95_hi",
+            ]
+        )
+        for phase, key in (("all", None), ("turn", "by_turn"), ("lead", "by_lead")):
+            for kind in PREDICTORS:
+                rows = [{"bin": "all", **summary["overall"][kind]}] if key is None else summary[key][kind]
+                for r in rows:
+                    ci = r["sign_games95"] or [None, None]
+                    w.writerow(
+                        [phase, r["bin"], kind, r["positions"], r["games"]]
+                        + [clean_number(r[c]) for c in CSV_FIELDS]
+                        + [clean_number(ci[0]), clean_number(ci[1])]
+                    )
+    with paths[2].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            ["predictor", "bin", "positions", "games", "mean_x", "mean_result", "win_share", "lo", "hi"]
+        )
+        for kind, rows in summary["calibration"].items():
+            for r in rows:
+                ci = r["mean_result_games95"] or [None, None]
+                w.writerow(
+                    [kind, r["bin"], r["positions"], r["games"]]
+                    + [clean_number(r[c]) for c in ("mean_x", "mean_result", "win_share")]
+                    + [clean_number(ci[0]), clean_number(ci[1])]
+                )
+    return paths
+
+
+# ---------------------------------------------------------------------------
+# CLI
+
+
+def shipped(path: str) -> str:
+    """``path``, or the repository's own file when ``path`` is the default and the folder is another."""
+    return str(ROOT / path) if path == DEFAULT_MODEL and not Path(path).exists() else path
+
+
+def build_agent(spec: str, seed: int) -> Agent:
+    """An agent from a spec (``agents.make``) or a bare ``.zip`` path (a PPO policy)."""
+    from agents import known_specs, make, parse_spec
+
+    name, rest = parse_spec(spec)
+    if name == "ppo":
+        spec = f"ppo:{shipped(rest)}"
+    elif name not in known_specs() and (spec.endswith(".zip") or Path(spec).is_file()):
+        spec = f"ppo:{shipped(spec)}"
+    return make(spec, seed=seed)
+
+
+def load_critic(path: str) -> Any:
+    """The policy whose critic is measured; refused (one line) unless a readable 2-player base-game model."""
+    from agents.ppo import PPOAgent, load_model
+    from training.model_file import model_zip_problem
+
+    path = shipped(path)
+    problem = model_zip_problem(path)
+    if problem:
+        raise CliError(f"--model: {problem}")
+    model = load_model(path)
+    try:
+        PPOAgent(path, model=model).check_game(2, ())
+    except ValueError as exc:
+        raise CliError(f"--model: {exc}") from None
+    return model.policy
+
+
+def check_inputs(args: argparse.Namespace) -> tuple[tuple[Agent, Agent], Any]:
+    """Refuse bad arguments before any game is played; returns the two agents and the critic policy."""
+    from training.games import check_plays
+
+    if args.games < 1:
+        raise CliError(f"--games must be >= 1, got {args.games}")
+    if not 0 <= args.seed <= 2**62 - args.games:
+        raise CliError(f"--seed must be in 0..2**62 - games, got {args.seed}")
+    if len(args.agents) != 2:
+        raise CliError(f"--agents needs exactly two specs (A B), got {len(args.agents)}")
+    if args.out is not None and Path(args.out).is_file():
+        raise CliError(f"--out {args.out!r} is a file, not a folder")
+    built = []
+    for k, spec in enumerate(args.agents):
+        try:
+            agent = build_agent(spec, seed=args.seed + k)
+            check_plays(agent, spec, 2, ())
+        except (ValueError, OSError) as exc:
+            raise CliError(f"--agents {spec!r}: {str(exc).splitlines()[0]}") from None
+        built.append(agent)
+    return (built[0], built[1]), load_critic(args.model)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(
+        prog="python -m training.value_report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--model", default=DEFAULT_MODEL, help="MaskablePPO .zip whose critic is measured (2p base)"
+    )
+    ap.add_argument(
+        "--agents", nargs="+", default=list(DEFAULT_AGENTS), metavar="SPEC", help="the two players A B"
+    )
+    ap.add_argument("--games", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="first deal seed (default: held out)")
+    ap.add_argument("--out", default=None, help="write value_report.json, phases.csv, calibration.csv here")
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    agents, policy = check_inputs(args)
+    t0 = time.perf_counter()
+    record = play_games(agents, args.games, args.seed)
+    t_play = time.perf_counter() - t0
+    attach_values(record, policy)
+    summary = summarise(record, (args.agents[0], args.agents[1]), args.model, args.seed)
+    summary["seconds"] = {"games": round(t_play, 1), "total": round(time.perf_counter() - t0, 1)}
+    print(format_report(summary))
+    print(f"\n({summary['seconds']['games']} s of games, {summary['seconds']['total']} s in all)")
+    if args.out is not None:
+        for path in write_outputs(summary, Path(args.out)):
+            print(f"wrote {path}")
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main, prog="python -m training.value_report"))
