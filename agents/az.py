@@ -174,6 +174,15 @@ def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
+def seat_value_difference(v_mover, v_other):  # pragma: no cover - compiled
+    """az's evaluation for the seat on move: half the difference of the critic's values of the two
+    seats' observations. The critic learnt the return against its training pool, so both seats of
+    a fresh game look like winners (about +0.85 each); the half difference is zero-sum. Works on
+    scalars and arrays (``training.value_report`` scores it)."""
+    return 0.5 * (v_mover - v_other)
+
+
+@njit(cache=True, inline="always")
 def _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden):  # pragma: no cover - compiled
     """Row ``i``'s critic value from its first-layer activations ``h1[i, hidden:]`` (``h2[i]`` is scratch)."""
     for j in range(hidden):
@@ -515,9 +524,7 @@ def search(
             value = leaf_value[j]
             if value < -1e8:
                 e = int(-(value + 1e9) + 0.5)
-                # the critic learnt the return against its training pool, so both seats of a fresh
-                # game look like winners (about +0.85 each): half the difference is zero-sum
-                value = 0.5 * (values[e] - other_values[e])
+                value = seat_value_difference(values[e], other_values[e])
                 if expanded[node] == 0:
                     mx = -1e30
                     for a in range(NUM_ACTIONS):

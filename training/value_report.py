@@ -88,6 +88,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.az import seat_value_difference
 from agents.base import Agent
 from splendor_env import state as st
 from splendor_env.determinize import determinize
@@ -277,7 +278,7 @@ def predictions(record: Record, kind: str) -> Predictions:
     other = 1 - mover
     if kind == "leaf":
         vals = record.values[keep].astype(np.float64)
-        x = 0.5 * (vals[rows, mover] - vals[rows, other])
+        x = seat_value_difference(vals[rows, mover], vals[rows, other])
     elif kind == "lead":
         x = (pts[rows, mover] - pts[rows, other]).astype(np.float64)
     elif kind == "agent":  # agent A sits in seat seat_agent[g] (seat 0 holds agent seat_agent[g])
