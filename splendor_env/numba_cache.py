@@ -8,7 +8,9 @@ beside the cache; when it differs, the package's ``.nbi``/``.nbc`` files are
 removed and numba recompiles once. Hashing the sources costs a few
 milliseconds per import.
 
-Covers numba's default cache location (``__pycache__`` beside the sources).
+Covers numba's default cache location (``__pycache__`` beside the sources), in the package
+and its subpackages: ``observation.observe`` inlines code from ``modules/orient.py``, so an
+edit there must drop the cache of the top-level files too.
 With ``NUMBA_CACHE_DIR`` set, clear that directory yourself after upgrading.
 """
 
@@ -32,7 +34,8 @@ def sources_digest(files: Iterable[Path]) -> str:
 
 
 def refresh_cache(package_dir: Path, sources: Iterable[Path]) -> bool:
-    """Clear ``package_dir/__pycache__``'s numba files if ``sources`` changed; True if cleared."""
+    """Clear the numba files of every ``__pycache__`` under ``package_dir`` if ``sources`` changed;
+    True if cleared."""
     digest = sources_digest(sources)
     cache = package_dir / "__pycache__"
     stamp = cache / STAMP_NAME
@@ -44,7 +47,7 @@ def refresh_cache(package_dir: Path, sources: Iterable[Path]) -> bool:
     try:
         cache.mkdir(exist_ok=True)
         for pattern in ("*.nbi", "*.nbc"):
-            for f in cache.glob(pattern):
+            for f in package_dir.rglob(f"__pycache__/{pattern}"):
                 f.unlink(missing_ok=True)
         tmp = cache / f"{STAMP_NAME}.{os.getpid()}.tmp"
         tmp.write_text(digest)
@@ -55,5 +58,5 @@ def refresh_cache(package_dir: Path, sources: Iterable[Path]) -> bool:
 
 
 def package_sources(*package_dirs: Path) -> list[Path]:
-    """Every ``.py`` file directly inside the given package directories."""
-    return [f for d in package_dirs for f in d.glob("*.py")]
+    """Every ``.py`` file of the given package directories and their subpackages."""
+    return [f for d in package_dirs for f in d.rglob("*.py") if "__pycache__" not in f.parts]

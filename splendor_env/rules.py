@@ -405,7 +405,7 @@ def _token_mask(s: np.ndarray, mask: np.ndarray) -> int:
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _main_mask(s: np.ndarray, p: int, po: int, mods: int, mask: np.ndarray) -> int:
     """The legal main actions: the rules of :func:`_main_reason`, with the buyer's facts (gold weight,
     double-gold card, bonus, reserve count, colours in the bank) computed once and whole blocks
@@ -560,7 +560,7 @@ def _gain(s: np.ndarray, p: int, po: int, card: int, mods: int) -> None:
         orient.on_gain(s, card)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _purchase(s: np.ndarray, p: int, po: int, card: int, use_dg: bool, mods: int) -> None:
     """A purchase (main action or conquest): pay, take, and record what it triggers."""
     if mods == 0:
@@ -580,7 +580,7 @@ def _purchase(s: np.ndarray, p: int, po: int, card: int, use_dg: bool, mods: int
         strongholds.after_purchase(s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply_main(s: np.ndarray, a: int, p: int, po: int, mods: int) -> None:
     if mods:
         _clear_pending(s)
@@ -726,7 +726,7 @@ def score_game(s: np.ndarray) -> None:
         s[OUTCOME + p] = 1 if won else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _end_turn(s: np.ndarray) -> None:
     """Game-end check and hand-over to the next seat (with Cities, a claimed city starts the last round)."""
     n = s[N_PLAYERS]

@@ -376,38 +376,61 @@ class VectorEnv:
         return sample_legal_actions(self._masks, self._sample_stream)
 
 
-_SAMPLE_BLOCK = 64
+@intrinsic
+def _load_u64(typingctx, arr, row, col):  # pragma: no cover - compiled
+    """The 8 bytes at ``arr[row, col]`` of a C-contiguous 2-D byte array, as one (unaligned) ``uint64``."""
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], args[2]])
+        word_ptr = builder.bitcast(ptr, ir.IntType(64).as_pointer())
+        return builder.load(word_ptr, align=1)
+
+    return types.uint64(arr, row, col), codegen
+
+
+_ONES = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _byte_sum(word: np.uint64) -> int:  # pragma: no cover - compiled
+    """Sum of the 8 bytes of ``word`` when each is 0 or 1 (the multiply adds them into the top byte)."""
+    return int((word * _ONES) >> np.uint64(56))
 
 
 @njit(cache=True)
 def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """One uniformly random legal action per row of ``masks``; ``seed_state`` is a ``uint64[1]`` stream.
+    """One uniformly random legal action per row of ``masks`` (0/1 bytes); ``seed_state`` is a ``uint64[1]`` stream.
 
     The low-level kernel; :meth:`VectorEnv.sample_actions` is the public way to call it.
+    It counts the legal ids 8 at a time, draws ``k`` and returns the ``k``-th legal id
+    in id order (a module game's mask is 749 ids wide, with a few dozen legal).
     """
     b = masks.shape[0]
     width = masks.shape[1]
-    blocks = (width + _SAMPLE_BLOCK - 1) // _SAMPLE_BLOCK
-    counts = np.empty(blocks, dtype=np.int64)  # legal ids per block of 64, so the pick skips empty blocks
+    words = width // 8 if masks.itemsize == 1 else 0
     out = np.empty(b, dtype=np.int64)
     for i in range(b):
         n = 0
-        for blk in range(blocks):
-            c = 0
-            for a in range(blk * _SAMPLE_BLOCK, min(width, (blk + 1) * _SAMPLE_BLOCK)):
-                c += masks[i, a]
-            counts[blk] = c
-            n += c
+        for w in range(words):
+            n += _byte_sum(_load_u64(masks, i, 8 * w))
+        for a in range(8 * words, width):
+            n += 1 if masks[i, a] else 0
         k = rand_below(seed_state, n)  # the k-th legal id, in id order
-        for blk in range(blocks):
-            if k >= counts[blk]:
-                k -= counts[blk]
+        a = 0
+        for w in range(words):
+            c = _byte_sum(_load_u64(masks, i, 8 * w))
+            if k >= c:
+                k -= c
+                a += 8
                 continue
-            for a in range(blk * _SAMPLE_BLOCK, min(width, (blk + 1) * _SAMPLE_BLOCK)):
-                if masks[i, a]:
-                    if k == 0:
-                        out[i] = a
-                        break
-                    k -= 1
             break
+        while True:
+            if masks[i, a]:
+                if k == 0:
+                    break
+                k -= 1
+            a += 1
+        out[i] = a
     return out

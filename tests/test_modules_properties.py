@@ -22,7 +22,7 @@ import splendor_env
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL, num_actions
-from splendor_env.observation import OBS_DIM, OBS_DIM_ALL, obs_dim, observe
+from splendor_env.observation import O_BOX, OBS_DIM, OBS_DIM_ALL, obs_dim, observe
 from splendor_env.vector import VectorEnv
 
 COMBOS = [combo for r in range(5) for combo in itertools.combinations(st.MODULE_NAMES, r)]
@@ -55,12 +55,24 @@ def _first_mask_error(s: np.ndarray, mask: np.ndarray) -> int:
 def test_random_games_conserve_everything_with_exact_masks_and_end(
     combo: tuple[str, ...], num_players: int
 ) -> None:
+    _play_checked_random_game(combo, num_players, COMBOS.index(combo) * 10 + num_players)
+
+
+def test_the_box_count_in_the_observation_is_checked_against_cards_actually_boxed() -> None:
+    """The Orient observation counts the box from every other place a card can be; the random games
+    above compare it with the owners at every step, and some of them do box cards."""
+    assert max(_play_checked_random_game(("orient",), 2, seed) for seed in range(4)) > 0
+
+
+def _play_checked_random_game(combo: tuple[str, ...], num_players: int, seed: int) -> int:
+    """One random game checked at every step; returns the most cards seen in the box at once."""
     bits = st.parse_modules(combo)
-    rng = np.random.default_rng(COMBOS.index(combo) * 10 + num_players)
+    rng = np.random.default_rng(seed)
     mask = np.zeros(num_actions(bits), dtype=np.int8)
     obs = np.zeros(obs_dim(bits), dtype=np.float32)
     s = st.new_state(num_players, seed=int(rng.integers(1 << 30)), max_turns=600, modules=combo)
     steps = 0
+    boxed_seen = 0
     while not rules.is_over(s):
         n = rules.legal_mask(s, mask)
         assert n == mask.sum() > 0
@@ -75,10 +87,17 @@ def test_random_games_conserve_everything_with_exact_masks_and_end(
         for seat in range(num_players):
             observe(s, seat, obs)
             assert np.isfinite(obs).all() and obs.min() >= 0.0
+        if bits & st.MOD_ORIENT:  # the observation counts the box from the other places; check it
+            owners = np.concatenate(
+                [s[st.CARD_OWNER : st.CARD_OWNER + 90], s[st.OCARD_OWNER : st.OCARD_OWNER + 30]]
+            )
+            boxed_seen = max(boxed_seen, int((owners == st.BOX).sum()))
+            assert obs[O_BOX] == (owners == st.BOX).sum()
         steps += 1
         assert steps < 20_000, "a game must end"
     assert s[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
     assert st.from_dict(st.to_dict(s)).tolist() == s.tolist()
+    return boxed_seen
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

@@ -37,6 +37,20 @@ def test_cache_is_cleared_when_another_file_changes(tmp_path: Path) -> None:
     assert (pkg / "__pycache__" / STAMP_NAME).exists()
 
 
+def test_an_edit_in_a_subpackage_clears_every_cache(tmp_path: Path) -> None:
+    """observation.py inlines modules/orient.py: editing the module file must drop both caches."""
+    pkg = _package(tmp_path)
+    (pkg / "modules" / "__pycache__").mkdir(parents=True)
+    (pkg / "modules" / "orient.py").write_text("BOX = 1\n")
+    assert refresh_cache(pkg, package_sources(pkg))
+    cached = _fake_cache(pkg) + [pkg / "modules" / "__pycache__" / "orient.observe-1.py311.nbi"]
+    cached[-1].write_bytes(b"compiled")
+    assert not refresh_cache(pkg, package_sources(pkg))
+    (pkg / "modules" / "orient.py").write_text("BOX = 2\n")
+    assert refresh_cache(pkg, package_sources(pkg))
+    assert not any(f.exists() for f in cached)
+
+
 def test_guard_tolerates_a_read_only_cache(tmp_path: Path) -> None:
     pkg = _package(tmp_path)
     (pkg / "__pycache__").chmod(0o500)

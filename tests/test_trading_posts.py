@@ -34,6 +34,7 @@ from splendor_env.observation import (
     CARD_TABLE,
     FULL_CARD_DIM,
     HIDDEN_CARD_TABLE,
+    O_BOX,
     O_PDRAWN,
     obs_dim,
     observe,
@@ -90,6 +91,17 @@ def test_token_after_buy_is_taken_before_the_refill_and_may_be_a_spent_colour() 
     s = play(s, TP_TOKEN + WHITE)
     assert tokens_of(s, 0) == [1, 0, 0, 0, 0, 0]
     assert s[st.MARKET + 0] == top and s[st.CURRENT] == 1
+
+
+def test_cards_drawn_with_the_draw_two_post_are_not_counted_in_the_box() -> None:
+    """With the Orient too, the observation counts the box from the places cards can be: the two
+    drawn cards wait outside every deck, market and hand, and must not read as boxed."""
+    s = Position(2, modules=TP + ("orient",)).nobles().trading_posts(0, "draw_two").build()
+    s = play(s, RESERVE_DECK + 1)
+    assert phase_of(s) == "keep_drawn_card"
+    obs = np.zeros(obs_dim(st.MOD_TRADING_POSTS | st.MOD_ORIENT), np.float32)
+    observe(s, 0, obs)
+    assert obs[O_BOX] == 0
 
 
 def test_draw_two_keeps_one_reserved_and_puts_the_other_under_the_deck() -> None:

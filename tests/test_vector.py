@@ -90,6 +90,29 @@ def test_observe_other_seat_matches_single_game_observe() -> None:
     np.testing.assert_array_equal(seen[1], expected)
 
 
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 72, 749])
+@pytest.mark.parametrize("dtype", [np.int8, np.bool_])
+def test_sample_legal_actions_draws_the_kth_legal_id_of_the_stream(width: int, dtype: type) -> None:
+    """The sampler counts legal ids 8 bytes at a time; whatever the width (a tail shorter than 8,
+    legal ids only in the tail or only in the first word), it returns the k-th legal id in id
+    order for k drawn from the stream, exactly as a plain scan would."""
+    from splendor_env.rng import rand_below
+
+    gen = np.random.default_rng(width)
+    masks = (gen.random((300, width)) < gen.choice([0.02, 0.2, 0.9], size=(300, 1))).astype(dtype)
+    masks[np.arange(300), gen.integers(0, width, 300)] = 1  # every row has a legal id
+    masks[0] = 0
+    masks[0, width - 1] = 1  # only the last id (in the tail when width % 8)
+    masks[1] = 0
+    masks[1, 0] = 1  # only the first id
+    got = sample_legal_actions(masks, np.array([42], dtype=np.uint64))
+    stream = np.array([42], dtype=np.uint64)
+    expected = [
+        int(np.flatnonzero(row)[rand_below(stream, int(row.sum()))]) for row in masks.astype(np.int64)
+    ]
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_sample_legal_actions_only_picks_legal_ids() -> None:
     venv = VectorEnv(64, 4, copy=False)
     _, masks, _ = venv.reset(seed=2)

@@ -101,8 +101,10 @@ from ..reasons import (
 from ..rng import shuffle
 from ..state import (
     BOX,
-    CARD_OWNER,
+    DECK_COUNT,
+    MARKET,
     MAX_RESERVED,
+    N_PLAYERS,
     OCARD_OWNER,
     ODECK,
     ODECK_COUNT,
@@ -115,6 +117,8 @@ from ..state import (
     P_RESERVED_BLIND,
     P_TOKENS,
     PAIR_HOST,
+    PD_DRAWN0,
+    PD_DRAWN1,
     PD_FREE_LEVEL,
     PD_PAIR,
     PD_SAC_CARD,
@@ -124,6 +128,7 @@ from ..state import (
     PHASE_SACRIFICE_CHOICE,
     draw_from,
     owner_addr,
+    player_offset,
     slot_addr,
     slot_level,
 )
@@ -487,6 +492,28 @@ def observe_reserved(s: np.ndarray, po: int, rel: int, out: np.ndarray, res_at: 
 
 
 @njit(cache=True, inline="always")
+def cards_in_box(s: np.ndarray) -> int:
+    """Cards returned to the box, counted from the places every other card is in: each of the 120
+    cards is in exactly one place (a deck, a market slot, the draw-two limbo, a reserve, a seat's
+    purchased cards, or the box; ``invariants`` checks it), so a few counters replace reading all
+    120 owner entries, which an observation would otherwise pull into the cache every step."""
+    placed = 0
+    for lvl in range(3):
+        placed += s[DECK_COUNT + lvl] + s[ODECK_COUNT + lvl]
+    for m in range(12):
+        placed += s[MARKET + m] >= 0
+    for m in range(3 * ORIENT_SLOTS):
+        placed += s[OMARKET + m] >= 0
+    placed += (s[PD_DRAWN0] >= 0) + (s[PD_DRAWN1] >= 0)
+    for p in range(s[N_PLAYERS]):
+        po = player_offset(p)
+        placed += s[po + P_CARDS]
+        for r in range(MAX_RESERVED):
+            placed += s[po + P_RESERVED + r] >= 0
+    return NUM_ALL_CARDS - placed
+
+
+@njit(cache=True, inline="always")
 def observe(s: np.ndarray, out: np.ndarray) -> None:
     """The Orient market and decks, the boxed cards, and the Orient's pending effects."""
     for slot in range(3 * ORIENT_SLOTS):
@@ -495,12 +522,7 @@ def observe(s: np.ndarray, out: np.ndarray) -> None:
             put_full_card(s, out, O_OMARKET + slot * FULL_CARD_DIM, card)
     for lvl in range(3):
         out[O_ODECKS + lvl] = s[ODECK_COUNT + lvl]
-    boxed = 0
-    for card in range(NUM_CARDS):
-        boxed += s[CARD_OWNER + card] == BOX
-    for i in range(NUM_ORIENT):
-        boxed += s[OCARD_OWNER + i] == BOX
-    out[O_BOX] = boxed
+    out[O_BOX] = cards_in_box(s)
     pending = s[PD_PAIR] if s[PD_PAIR] >= 0 else s[PD_SAC_CARD]
     if pending >= 0:
         put_full_card(s, out, O_PCARD, pending)
