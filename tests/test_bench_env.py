@@ -34,6 +34,25 @@ def test_cpu_time_module_ratios_cover_every_module() -> None:
     assert results["cpu_ratio_base_vs_base"] == 1.0
 
 
+def test_module_rounds_cli_reports_only_the_module_shares(tmp_path) -> None:
+    out = tmp_path / "shares.json"
+    results = bench_env.main(["--module-rounds", "1", "--json", str(out)])
+    assert set(results) == {
+        f"cpu_{kind}_{name}{suffix}"
+        for name in ("base", *bench_env.MODULE_CONFIGS)
+        for kind, suffix in (("ns_per_step", ""), ("ratio", "_vs_base"))
+    }
+    assert json.loads(out.read_text()) == results
+
+
+def test_module_rounds_below_one_is_a_clear_error(capsys) -> None:
+    import pytest
+
+    with pytest.raises(SystemExit):
+        bench_env.main(["--module-rounds", "0"])
+    assert "--module-rounds must be at least 1, got 0" in capsys.readouterr().err
+
+
 def test_the_cli_exits_zero_although_main_returns_its_figures() -> None:
     from training.cli import run_cli
 
