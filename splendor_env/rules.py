@@ -518,6 +518,26 @@ def legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
     return _decision_mask(s, phase, p, po, mask)
 
 
+@njit(cache=True, inline="always")
+def legal_mask_after(s: np.ndarray, mask: np.ndarray, scratch: np.ndarray) -> int:
+    """:func:`legal_mask` right after :func:`apply_action_with` lent ``scratch`` (``int8[NUM_ACTIONS_ALL
+    + 1]``): when the turn stopped at a module decision, the pipeline has just computed that
+    decision's mask (to see whether it has more than one option) and it is copied, not computed
+    again. A stronghold action follows every purchase in a Strongholds game."""
+    if scratch.shape[0] > NUM_ACTIONS_ALL and scratch[NUM_ACTIONS_ALL] == 1:
+        phase = s[PHASE]
+        lo = PHASE_FIRST_ID[phase]
+        hi = PHASE_END_ID[phase]
+        n = 0
+        for a in range(NUM_ACTIONS_ALL):
+            mask[a] = 0
+        for a in range(lo, hi):
+            mask[a] = scratch[a]
+            n += scratch[a]
+        return n
+    return legal_mask(s, mask)
+
+
 # ---------------------------------------------------------------------------
 # Applying actions
 
@@ -686,6 +706,8 @@ def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> 
         elif n <= limit:
             _resolve(s, last, p, po, ph, mods)
         else:
+            if scratch.shape[0] > NUM_ACTIONS_ALL:
+                scratch[NUM_ACTIONS_ALL] = 1  # scratch[lo:hi] is this decision's mask: see legal_mask_after
             return True
     _refill_pending(s)
     if s[PD_CONQ] == 0:
@@ -805,7 +827,10 @@ def apply_action(s: np.ndarray, a: int) -> None:
 @njit(cache=True)
 def apply_action_with(s: np.ndarray, a: int, scratch: np.ndarray) -> None:
     """:func:`apply_action` with a lent ``int8[NUM_ACTIONS_ALL]`` work buffer (its contents are
-    overwritten), so a batched step allocates nothing per game."""
+    overwritten), so a batched step allocates nothing per game. A buffer one byte longer also
+    records whether the turn stopped at a decision whose mask it holds (:func:`legal_mask_after`)."""
+    if scratch.shape[0] > NUM_ACTIONS_ALL:
+        scratch[NUM_ACTIONS_ALL] = 0
     p = s[CURRENT]
     po = player_offset(p)
     phase = s[PHASE]

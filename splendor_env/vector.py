@@ -46,7 +46,15 @@ from .deal import setup
 from .env import OBS_HIGH, EnvConfig
 from .observation import obs_dim, observe
 from .rng import rand_below
-from .rules import REASONS, apply_action_with, illegal_reason, is_over, legal_mask, terminal_rewards
+from .rules import (
+    REASONS,
+    apply_action_with,
+    illegal_reason,
+    is_over,
+    legal_mask,
+    legal_mask_after,
+    terminal_rewards,
+)
 
 
 def _row_prefetcher(write: int):
@@ -136,7 +144,7 @@ def _step(
 ):  # pragma: no cover - compiled
     n = states[0, st.N_PLAYERS]
     terminal = np.zeros(st.MAX_PLAYERS, dtype=np.float64)
-    scratch = np.zeros(NUM_ACTIONS_ALL if modules else 0, dtype=np.int8)  # lent to the rules
+    scratch = np.zeros(NUM_ACTIONS_ALL + 1 if modules else 0, dtype=np.int8)  # lent to the rules
     for i in range(env_ids.shape[0]):
         b = env_ids[i]
         if i + 1 < env_ids.shape[0]:
@@ -165,10 +173,12 @@ def _step(
             final_states[b, :] = s
             setup(s, n, next_seed[0], max_turns, modules)
             next_seed[0] += 1
+            if modules:
+                scratch[NUM_ACTIONS_ALL] = 0  # a new game: nothing computed for it yet
         q = s[st.CURRENT]
         players[b] = q
         observe(s, q, obs[b])
-        legal_mask(s, masks[b])
+        legal_mask_after(s, masks[b], scratch)
 
 
 #: Largest ``reset`` seed: auto-reset seeds count up from ``seed + num_envs`` and

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 from helpers import (
     G,
     K,
@@ -197,3 +199,31 @@ def test_conquest_comes_before_the_noble_check() -> None:
     s = play(pos.build(), take3(W, U, K), CONQUEST + 1, SH_PLACE + 1)
     assert owner_of(s, 14) == 0 and prestige_of(s, 0) == 3, "noble 0 visits at the end of the same turn"
     assert st.to_dict(s)["players"][0]["nobles"] == [0]
+
+
+@pytest.mark.parametrize("modules", [("strongholds",), st.MODULE_NAMES])
+def test_the_batched_mask_reuses_the_decision_mask_the_turn_just_computed(modules: tuple[str, ...]) -> None:
+    """After an action, the turn pipeline has already computed the mask of the decision it stopped
+    at (to see whether it has more than one option); ``legal_mask_after`` copies it instead of
+    computing it again, and must give exactly ``legal_mask`` at every step, reused or not."""
+    from splendor_env.actions import NUM_ACTIONS_ALL
+    from splendor_env.rules import apply_action_with, is_over, legal_mask, legal_mask_after
+
+    rng = np.random.default_rng(3)
+    scratch = np.zeros(NUM_ACTIONS_ALL + 1, dtype=np.int8)
+    reused = 0
+    for seed in range(3):
+        s = st.new_state(3, seed=seed, modules=modules)
+        expected = np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)
+        got = np.ones(NUM_ACTIONS_ALL, dtype=np.int8)  # stale ones must be cleared
+        while not is_over(s):
+            n = legal_mask(s, expected)
+            a = int(rng.choice(np.flatnonzero(expected)))
+            apply_action_with(s, a, scratch)
+            if is_over(s):
+                break
+            reused += int(scratch[NUM_ACTIONS_ALL])
+            assert legal_mask_after(s, got, scratch) == legal_mask(s, expected)
+            np.testing.assert_array_equal(got, expected)
+            assert n > 0
+    assert reused > 20, "stronghold decisions should reuse the pipeline's mask"
