@@ -88,6 +88,13 @@ def buying_power(s: np.ndarray, po: int) -> tuple[int, int, int, int, int]:
 
 
 @njit(cache=True, inline="always")
+def gold_for(short: int, w: int) -> int:
+    """Gold units paying ``short`` gems of one colour, each paying ``w`` (1, or 2 with the "gold
+    counts double" post), rounded up; no division, as every mask runs it per card and colour."""
+    return short if w == 1 else (short + 1) >> 1
+
+
+@njit(cache=True, inline="always")
 def short_units(power: tuple[int, int, int, int, int], card: int, w: int) -> int:
     """Gold tokens ``card`` needs beyond ``power`` (see :func:`buying_power`), each gold paying ``w``
     gems of one colour, rounded up per colour."""
@@ -95,7 +102,7 @@ def short_units(power: tuple[int, int, int, int, int], card: int, w: int) -> int
     for c in range(5):
         short = ALL_CARD_COST[card, c] - power[c]
         if short > 0:
-            units += short if w == 1 else (short + 1) >> 1  # w is 1 or 2: no division in the mask's loop
+            units += gold_for(short, w)
     return units
 
 
@@ -135,7 +142,7 @@ def pay(s: np.ndarray, po: int, card: int, w: int, virtual: int) -> None:
         have = s[po + P_TOKENS + c]
         short = need - have if need > have else 0
         coloured = need - short
-        keep = (short + w - 1) // w * w - short  # gems the gold units overpay: coloured tokens not needed
+        keep = gold_for(short, w) * w - short  # gems the gold units overpay: coloured tokens not needed
         paid = coloured - (keep if keep < coloured else coloured)
         while spare > 0 and paid > 0:
             paid -= w if paid >= w else paid

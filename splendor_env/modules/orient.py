@@ -65,7 +65,7 @@ from ..actions import (  # the module's action ids
     PAIR_TARGET,
     SACRIFICE,
 )
-from ..board import buying_power, has_bonus, short_units
+from ..board import buying_power, has_bonus, reserved_count, short_units
 from ..card_features import ORIENT_TABLE, put_full_card
 from ..cards import (
     ALL_CARD_BONUS,
@@ -100,9 +100,9 @@ from ..reasons import (
 )
 from ..rng import shuffle
 from ..state import (
+    ALL_SLOTS,
     BOX,
     DECK_COUNT,
-    MARKET,
     MAX_RESERVED,
     N_PLAYERS,
     OCARD_OWNER,
@@ -500,16 +500,12 @@ def cards_in_box(s: np.ndarray) -> int:
     placed = 0
     for lvl in range(3):
         placed += s[DECK_COUNT + lvl] + s[ODECK_COUNT + lvl]
-    for m in range(12):
-        placed += s[MARKET + m] >= 0
-    for m in range(3 * ORIENT_SLOTS):
-        placed += s[OMARKET + m] >= 0
+    for m in range(ALL_SLOTS):
+        placed += s[slot_addr(m)] >= 0
     placed += (s[PD_DRAWN0] >= 0) + (s[PD_DRAWN1] >= 0)
     for p in range(s[N_PLAYERS]):
         po = player_offset(p)
-        placed += s[po + P_CARDS]
-        for r in range(MAX_RESERVED):
-            placed += s[po + P_RESERVED + r] >= 0
+        placed += s[po + P_CARDS] + reserved_count(s, po)
     return NUM_ALL_CARDS - placed
 
 
