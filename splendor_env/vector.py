@@ -419,7 +419,7 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
     """
     b = masks.shape[0]
     width = masks.shape[1]
-    words = width // 8 if masks.itemsize == 1 else 0
+    words = width // 8 if masks.itemsize == 1 and masks.strides[1] == 1 else 0  # else id by id: any layout
     out = np.empty(b, dtype=np.int64)
     for i in range(b):
         n = 0

@@ -113,6 +113,18 @@ def test_sample_legal_actions_draws_the_kth_legal_id_of_the_stream(width: int, d
     np.testing.assert_array_equal(got, expected)
 
 
+def test_sample_legal_actions_reads_any_mask_layout_id_by_id() -> None:
+    """Only rows of contiguous bytes are read 8 at a time; a Fortran-ordered or strided mask
+    (a user's view) gives the same draws as its contiguous copy."""
+    gen = np.random.default_rng(5)
+    masks = (gen.random((50, 2 * 749)) < 0.1).astype(np.int8)
+    masks[:, 0] = 1
+    views = [np.asfortranarray(masks), masks[:, ::2]]
+    for view in views:
+        expected = sample_legal_actions(np.ascontiguousarray(view), np.array([3], dtype=np.uint64))
+        np.testing.assert_array_equal(sample_legal_actions(view, np.array([3], dtype=np.uint64)), expected)
+
+
 def test_sample_legal_actions_only_picks_legal_ids() -> None:
     venv = VectorEnv(64, 4, copy=False)
     _, masks, _ = venv.reset(seed=2)
