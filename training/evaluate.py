@@ -105,6 +105,25 @@ class MatchResult:
         )
 
 
+def agent_actions(
+    agent: Agent,
+    venv: VectorEnv,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    player: np.ndarray,
+    ids: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``agent``'s actions in the batched games ``ids``: one batch call, or for a search agent
+    (``needs_state``) one call per game on a state determinised for the seat on move."""
+    if agent.needs_state:
+        return np.array(
+            [agent.act(obs[b], mask[b], determinize(venv.states[b], int(player[b]), rng)) for b in ids],
+            dtype=np.int64,
+        )
+    return np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
+
+
 def play_match(
     candidate: Agent,
     opponent: Agent,
@@ -135,16 +154,7 @@ def play_match(
         for ids, agent in ((active[mine], candidate), (active[~mine], opponent)):
             if ids.size == 0:
                 continue
-            if agent.needs_state:  # a search agent: one call per game, on a state determinised for its seat
-                actions = np.array(
-                    [
-                        agent.act(obs[b], mask[b], determinize(venv.states[b], int(player[b]), rng))
-                        for b in ids
-                    ],
-                    dtype=np.int64,
-                )
-            else:
-                actions = np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
+            actions = agent_actions(agent, venv, obs, mask, player, ids, rng)
             obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
             for b in ids[term[ids] | trunc[ids]]:
                 result.games += 1

@@ -91,11 +91,11 @@ import numpy as np
 from agents.az import seat_value_difference
 from agents.base import Agent
 from splendor_env import state as st
-from splendor_env.determinize import determinize
 from splendor_env.observation import OBS_DIM, observe
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS, PHASE, PHASE_MAIN, TURN
 from training.cli import CliError, run_cli
+from training.evaluate import agent_actions
 from training.stats import clean_number, wilson
 
 #: First deal seed by default: far from every seed the shipped models were trained or selected on.
@@ -136,24 +136,6 @@ class Record:
     @property
     def truncated(self) -> int:
         return int(np.isnan(self.result[:, 0]).sum())
-
-
-def _act(
-    agent: Agent,
-    venv: Any,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    player: np.ndarray,
-    ids: np.ndarray,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """The agent's actions in games ``ids`` (one batch call, or one search per game)."""
-    if agent.needs_state:  # a search agent: one call per game, on a state determinised for its seat
-        return np.array(
-            [agent.act(obs[b], mask[b], determinize(venv.states[b], int(player[b]), rng)) for b in ids],
-            dtype=np.int64,
-        )
-    return np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
 
 
 def play_games(
@@ -200,7 +182,7 @@ def play_games(
         for ids, agent in ((active[a_moves], agents[0]), (active[~a_moves], agents[1])):
             if ids.size == 0:
                 continue
-            actions = _act(agent, venv, obs, mask, player, ids, rng)
+            actions = agent_actions(agent, venv, obs, mask, player, ids, rng)
             obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
             for b in ids[term[ids] | trunc[ids]]:
                 if term[b]:
