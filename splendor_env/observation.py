@@ -215,7 +215,7 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     mods = s[MODULES]
     for k in range(NUM_MODULES):
         out[O_MODULES + k] = (mods >> k) & 1
-    for i in range(_MODULE_ZERO_SPLIT, OBS_DIM_ALL):
+    for i in range(_MODULE_ZERO_SPLIT, out.shape[0]):  # the whole buffer, as in a base game
         out[i] = 0.0
     n = s[N_PLAYERS]
     slot = MPHASE_SLOT[s[PHASE]]

@@ -120,6 +120,18 @@ def test_spaces_base_unchanged_and_extended_with_modules(combo: tuple[str, ...])
     assert (NUM_ACTIONS, OBS_DIM) == (72, 497)
 
 
+@pytest.mark.parametrize("combo", [(), ("orient",), st.MODULE_NAMES], ids=_name)
+def test_observe_overwrites_every_number_of_a_dirty_buffer(combo: tuple[str, ...]) -> None:
+    """observe zeroes the row in pieces (for speed); a reused buffer, even one longer than the
+    observation, must read exactly like a fresh one."""
+    s = st.new_state(3, seed=4, modules=combo)
+    clean = np.zeros(obs_dim(st.parse_modules(combo)) + 7, dtype=np.float32)
+    dirty = np.full_like(clean, 9.0)
+    observe(s, 1, clean)
+    observe(s, 1, dirty)
+    np.testing.assert_array_equal(dirty, clean)
+
+
 def test_base_part_of_a_module_observation_is_the_base_layout() -> None:
     """With modules, the first 497 numbers mean what they mean in the base game."""
     base = st.new_state(3, seed=9)
