@@ -194,11 +194,12 @@ def observe(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     out[O_SEAT_ONEHOT + seat] = 1.0
     out[O_ON_MOVE] = 1.0 if s[CURRENT] == seat else 0.0
     out[O_TURN] = s[TURN] / s[MAX_TURNS]
+    end = OBS_DIM
     if s[MODULES] != 0:
         _observe_modules(s, seat, out)
-    else:
-        for i in range(OBS_DIM, out.shape[0]):
-            out[i] = 0.0
+        end = OBS_DIM_ALL
+    for i in range(end, out.shape[0]):  # a longer buffer reads as zeros beyond the observation
+        out[i] = 0.0
 
 
 @njit(cache=True, inline="always")
@@ -215,7 +216,7 @@ def _observe_modules(s: np.ndarray, seat: int, out: np.ndarray) -> None:
     mods = s[MODULES]
     for k in range(NUM_MODULES):
         out[O_MODULES + k] = (mods >> k) & 1
-    for i in range(_MODULE_ZERO_SPLIT, out.shape[0]):  # the whole buffer, as in a base game
+    for i in range(_MODULE_ZERO_SPLIT, OBS_DIM_ALL):
         out[i] = 0.0
     n = s[N_PLAYERS]
     slot = MPHASE_SLOT[s[PHASE]]
