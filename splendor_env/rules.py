@@ -490,6 +490,15 @@ def _decision_mask(s: np.ndarray, phase: int, p: int, po: int, mask: np.ndarray)
     if phase == PHASE_SACRIFICE_CHOICE or phase == PHASE_PAIR_TARGET:
         return orient.decision_mask(s, phase, p, mask)
     n = 0
+    if phase == PHASE_FREE_CARD:  # only the owed level's face-up slots can answer: 4 base, 2 Orient
+        mods = s[MODULES]
+        lvl = s[PD_FREE_LEVEL]
+        for k in range(MARKET_SLOTS + orient.SLOTS_PER_LEVEL):
+            m = orient.level_slot(lvl, k)
+            if orient.free_card_reason(s, po, m, _occupied(s, mods, m, p)) == OK:
+                mask[FREE_CARD + m] = 1
+                n += 1
+        return n
     for a in range(PHASE_FIRST_ID[phase], PHASE_END_ID[phase]):
         if illegal_reason(s, a) == OK:
             mask[a] = 1

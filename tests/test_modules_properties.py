@@ -2,7 +2,8 @@
 
 For every combination and player count: PettingZoo's api_test passes; random
 games keep tokens, cards (Orient cards and the box included) and strongholds
-conserved at every step; masks are exact (every unmasked id is accepted,
+conserved at every step; the Orient's owned-card sections of the observation
+match a card-by-card count for every seat; masks are exact (every unmasked id is accepted,
 every masked one refused with the state untouched); games end. The batched
 engine plays the same games as the AEC env with modules.
 """
@@ -22,7 +23,19 @@ import splendor_env
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL, num_actions
-from splendor_env.observation import O_BOX, OBS_DIM, OBS_DIM_ALL, obs_dim, observe
+from splendor_env.cards import ALL_CARD_EFFECT, EFFECT_DOUBLE_GOLD, NUM_ALL_CARDS
+from splendor_env.observation import (
+    M_DG,
+    M_PAIR,
+    MODULE_SEAT_DIM,
+    O_BOX,
+    O_CARDS_COLOUR,
+    O_MSEATS,
+    OBS_DIM,
+    OBS_DIM_ALL,
+    obs_dim,
+    observe,
+)
 from splendor_env.vector import VectorEnv
 
 COMBOS = [combo for r in range(5) for combo in itertools.combinations(st.MODULE_NAMES, r)]
@@ -87,6 +100,8 @@ def _play_checked_random_game(combo: tuple[str, ...], num_players: int, seed: in
         for seat in range(num_players):
             observe(s, seat, obs)
             assert np.isfinite(obs).all() and obs.min() >= 0.0
+            if bits & st.MOD_ORIENT:
+                assert _owned_sections(obs, num_players) == _owned_sections_from_state(s, seat), seat
         if bits & st.MOD_ORIENT:  # the observation counts the box from the other places; check it
             owners = np.concatenate(
                 [s[st.CARD_OWNER : st.CARD_OWNER + 90], s[st.OCARD_OWNER : st.OCARD_OWNER + 30]]
@@ -98,6 +113,40 @@ def _play_checked_random_game(combo: tuple[str, ...], num_players: int, seed: in
     assert s[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
     assert st.from_dict(st.to_dict(s)).tolist() == s.tolist()
     return boxed_seen
+
+
+def _owned_sections(obs: np.ndarray, n: int) -> list[list[float]]:
+    """Per observer-relative seat: double-gold cards, pair bonuses (5) and cards per colour (5)."""
+    rows = []
+    for rel in range(n):
+        mo = O_MSEATS + rel * MODULE_SEAT_DIM
+        rows.append(
+            [float(obs[mo + M_DG])]
+            + obs[mo + M_PAIR : mo + M_PAIR + 5].tolist()
+            + obs[O_CARDS_COLOUR + rel * 5 : O_CARDS_COLOUR + rel * 5 + 5].tolist()
+        )
+    return rows
+
+
+def _owned_sections_from_state(s: np.ndarray, seat: int) -> list[list[float]]:
+    """The same numbers counted card by card from the owners (the observation's reference)."""
+    n = int(s[st.N_PLAYERS])
+    rows = []
+    for rel in range(n):
+        p = (seat + rel) % n
+        dg, pairs, per_colour = 0, [0] * 5, [0] * 5
+        for card in range(NUM_ALL_CARDS):
+            if rules.orient.owner(s, card) != p:
+                continue
+            if ALL_CARD_EFFECT[card] == EFFECT_DOUBLE_GOLD:
+                dg += 1
+            colour = rules.orient.card_colour_now(s, card)
+            if colour >= 0:
+                per_colour[colour] += 1
+                if rules.orient.is_pair(card):
+                    pairs[colour] += 1
+        rows.append([float(dg)] + [float(x) for x in pairs + per_colour])
+    return rows
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

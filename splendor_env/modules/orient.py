@@ -103,6 +103,7 @@ from ..state import (
     ALL_SLOTS,
     BOX,
     DECK_COUNT,
+    MARKET_SLOTS,
     MAX_RESERVED,
     N_PLAYERS,
     OCARD_OWNER,
@@ -135,6 +136,7 @@ from ..state import (
 
 #: Market slot of the first Orient card (0-11 are the base market).
 FIRST_ORIENT_SLOT = 12
+SLOTS_PER_LEVEL = ORIENT_SLOTS  # Orient cards face up per level
 VIRTUAL_GOLD = 2  # gold units a spent double-gold card pays
 
 _O = {name: off for name, (off, _) in OBS_OFFSETS.items()}
@@ -182,6 +184,11 @@ DOUBLE_GOLD_INDEX = np.array(
 )
 DOUBLE_BONUS_INDEX = np.array(
     [i for i in range(NUM_ORIENT) if ALL_CARD_BONUS[NUM_CARDS + i] > 1], dtype=np.int64
+)
+#: Orient cards (index from the first Orient card) that are pair cards.
+PAIR_INDEX = np.array(
+    [i for i in range(NUM_ORIENT) if ALL_CARD_EFFECT[NUM_CARDS + i] in (EFFECT_PAIR, EFFECT_PAIR_FREE_L1)],
+    dtype=np.int64,
 )
 
 
@@ -306,7 +313,15 @@ def pair_target_reason(s: np.ndarray, a: int, p: int) -> int:
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def level_slot(lvl: int, k: int) -> int:
+    """Market slot ``k`` of level ``lvl``: its 4 base slots (k = 0-3), then its 2 Orient slots."""
+    if k < MARKET_SLOTS:
+        return lvl * MARKET_SLOTS + k
+    return FIRST_ORIENT_SLOT + lvl * SLOTS_PER_LEVEL + k - MARKET_SLOTS
+
+
+@njit(cache=True, inline="always")
 def free_card_reason(s: np.ndarray, po: int, m: int, occupied: bool) -> int:
     """A free card: a face-up card of the level owed, not under an opponent's stronghold (``occupied``)."""
     card = s[slot_addr(m)]
@@ -453,25 +468,33 @@ def drop(s: np.ndarray, phase: int) -> None:
 
 
 @njit(cache=True, inline="always")
+def _seat_block(p: int, seat: int, n: int) -> int:
+    """Observer-relative seat of seat ``p`` (0 = the observer)."""
+    return p - seat if p >= seat else p - seat + n
+
+
+@njit(cache=True, inline="always")
 def observe_owned(
     s: np.ndarray, seat: int, n: int, out: np.ndarray, mseat0: int, seat_dim: int, dg_off: int, pair_off: int
 ) -> None:
     """Every seat's double-gold cards and pair bonuses, and its double-bonus cards counted once in
-    ``cards_per_colour`` (which already holds the bonuses): one pass over the 30 Orient cards."""
-    for i in range(NUM_ORIENT):
+    ``cards_per_colour`` (which already holds the bonuses). Only the 17 Orient cards that change
+    these are looked at (double gold, double bonus, pair), not all 30."""
+    for i in DOUBLE_GOLD_INDEX:
         p = s[OCARD_OWNER + i]
-        if p < 0:  # on offer, in a deck or boxed
-            continue
-        rel = p - seat if p >= seat else p - seat + n
-        mo = mseat0 + rel * seat_dim
-        card = NUM_CARDS + i
-        if ALL_CARD_EFFECT[card] == EFFECT_DOUBLE_GOLD:
-            out[mo + dg_off] += 1.0
-        colour = ALL_CARD_COLOUR[card]
-        if colour >= 0:  # a double-bonus card: one card, two bonuses
-            out[O_CARDS_COLOUR + rel * 5 + colour] -= ALL_CARD_BONUS[card] - 1
+        if p >= 0:
+            out[mseat0 + _seat_block(p, seat, n) * seat_dim + dg_off] += 1.0
+    for i in DOUBLE_BONUS_INDEX:
+        p = s[OCARD_OWNER + i]
+        if p >= 0:  # one card, two bonuses
+            card = NUM_CARDS + i
+            out[O_CARDS_COLOUR + _seat_block(p, seat, n) * 5 + ALL_CARD_COLOUR[card]] -= (
+                ALL_CARD_BONUS[card] - 1
+            )
+    for i in PAIR_INDEX:
         host = s[PAIR_HOST + i]
-        if host >= 0:
+        if host >= 0:  # attached, so held by the pair card's owner
+            mo = mseat0 + _seat_block(s[OCARD_OWNER + i], seat, n) * seat_dim
             out[mo + pair_off + ALL_CARD_COLOUR[host]] += 1.0
 
 
