@@ -401,6 +401,30 @@ def _load_u64(typingctx, arr, row, col):  # pragma: no cover - compiled
 
 
 _ONES = np.uint64(0x0101010101010101)
+_EVEN_BYTES = np.uint64(0x00FF00FF00FF00FF)
+_ONES16 = np.uint64(0x0001000100010001)
+_WORDS_PER_SUM = 255  # words of 0/1 bytes added before a byte lane could overflow
+
+
+@njit(cache=True, inline="always")
+def _lane_sum(acc: np.uint64) -> int:  # pragma: no cover - compiled
+    """Sum of the 8 byte lanes of ``acc`` (each up to 255): paired into 16-bit lanes, then added by
+    one multiply into the top 16 bits."""
+    pairs = (acc & _EVEN_BYTES) + ((acc >> np.uint64(8)) & _EVEN_BYTES)
+    return int((pairs * _ONES16) >> np.uint64(48))
+
+
+@njit(cache=True, inline="always")
+def _count_legal(masks: np.ndarray, i: int, words: int) -> int:  # pragma: no cover - compiled
+    """Legal ids in the first ``8 * words`` bytes of row ``i``: the words are added as they are (each
+    byte lane counts its own ids) and the lanes summed once per 255 words."""
+    n = 0
+    for start in range(0, words, _WORDS_PER_SUM):
+        acc = np.uint64(0)
+        for w in range(start, min(words, start + _WORDS_PER_SUM)):
+            acc += _load_u64(masks, i, 8 * w)
+        n += _lane_sum(acc)
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -414,7 +438,7 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
     """One uniformly random legal action per row of ``masks`` (0/1 bytes); ``seed_state`` is a ``uint64[1]`` stream.
 
     The low-level kernel; :meth:`VectorEnv.sample_actions` is the public way to call it.
-    It counts the legal ids 8 at a time, draws ``k`` and returns the ``k``-th legal id
+    It counts the legal ids 8 bytes at a time, draws ``k`` and returns the ``k``-th legal id
     in id order (a module game's mask is 749 ids wide, with a few dozen legal).
     """
     b = masks.shape[0]
@@ -422,9 +446,7 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
     words = width // 8 if masks.itemsize == 1 and masks.strides[1] == 1 else 0  # else id by id: any layout
     out = np.empty(b, dtype=np.int64)
     for i in range(b):
-        n = 0
-        for w in range(words):
-            n += _byte_sum(_load_u64(masks, i, 8 * w))
+        n = _count_legal(masks, i, words)
         for a in range(8 * words, width):
             n += 1 if masks[i, a] else 0
         k = rand_below(seed_state, n)  # the k-th legal id, in id order

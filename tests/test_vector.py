@@ -90,11 +90,12 @@ def test_observe_other_seat_matches_single_game_observe() -> None:
     np.testing.assert_array_equal(seen[1], expected)
 
 
-@pytest.mark.parametrize("width", [1, 7, 8, 9, 72, 749])
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 72, 749, 2045, 4100])
 @pytest.mark.parametrize("dtype", [np.int8, np.bool_])
 def test_sample_legal_actions_draws_the_kth_legal_id_of_the_stream(width: int, dtype: type) -> None:
     """The sampler counts legal ids 8 bytes at a time; whatever the width (a tail shorter than 8,
-    legal ids only in the tail or only in the first word), it returns the k-th legal id in id
+    legal ids only in the tail or only in the first word, rows longer than the 255 words a byte
+    lane can count), it returns the k-th legal id in id
     order for k drawn from the stream, exactly as a plain scan would."""
     from splendor_env.rng import rand_below
 
