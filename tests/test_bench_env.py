@@ -53,6 +53,21 @@ def test_module_rounds_below_one_is_a_clear_error(capsys) -> None:
     assert "--module-rounds must be at least 1, got 0" in capsys.readouterr().err
 
 
+def test_module_batch_sets_the_games_per_batch(monkeypatch) -> None:
+    seen = {}
+    monkeypatch.setattr(bench_env, "bench_modules_cpu", lambda **kw: seen.update(kw) or {})
+    bench_env.main(["--module-rounds", "2", "--module-batch", "32"])
+    assert seen == {"rounds": 2, "batch": 32}
+
+
+def test_module_batch_below_one_is_a_clear_error(capsys) -> None:
+    import pytest
+
+    with pytest.raises(SystemExit):
+        bench_env.main(["--module-rounds", "1", "--module-batch", "0"])
+    assert "--module-batch must be at least 1, got 0" in capsys.readouterr().err
+
+
 def test_the_cli_exits_zero_although_main_returns_its_figures() -> None:
     from training.cli import run_cli
 
