@@ -535,11 +535,13 @@ def legal_mask_after(s: np.ndarray, mask: np.ndarray, scratch: np.ndarray) -> in
     again. A stronghold action follows every purchase in a Strongholds game."""
     if scratch.shape[0] > NUM_ACTIONS_ALL and scratch[NUM_ACTIONS_ALL] == 1:
         phase = s[PHASE]
-        lo = PHASE_FIRST_ID[phase]
-        hi = PHASE_END_ID[phase]
-        n = 0
+        # Unsigned ids: with signed ones numba checks every byte of the copy for a negative index
+        # (the 360-id stronghold block then took about 500 ns to copy).
+        lo = np.uint64(PHASE_FIRST_ID[phase])
+        hi = np.uint64(PHASE_END_ID[phase])
         for a in range(NUM_ACTIONS_ALL):
             mask[a] = 0
+        n = 0
         for a in range(lo, hi):
             mask[a] = scratch[a]
             n += scratch[a]
@@ -706,14 +708,14 @@ def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> 
         else:
             scratch[lo:hi] = 0
         n = _decision_mask(s, ph, p, po, scratch)
-        last = hi - 1
-        while n > 0 and scratch[last] == 0:
-            last -= 1
         limit = s[PD_SAC_LEFT] if ph == PHASE_SACRIFICE_CHOICE else 1
         if n == 0:
             _drop(s, ph)
-        elif n <= limit:
-            _resolve(s, last, p, po, ph, mods)
+        elif n <= limit:  # settled alone: the last option (for a sacrifice, each in turn from the last)
+            last = np.uint64(hi - 1)  # unsigned: no negative-index check on each byte scanned
+            while scratch[last] == 0:
+                last -= np.uint64(1)
+            _resolve(s, int(last), p, po, ph, mods)
         else:
             if scratch.shape[0] > NUM_ACTIONS_ALL:
                 scratch[NUM_ACTIONS_ALL] = 1  # scratch[lo:hi] is this decision's mask: see legal_mask_after
