@@ -76,6 +76,7 @@ from .layout import (
     BASE_SLOTS,
     NUM_ACTIONS,
     NUM_ACTIONS_ALL,
+    ORIENT_SLOTS,
     PHASE_NAMES,
     phase_ids,
 )
@@ -165,6 +166,7 @@ from .state import (
     deck_count_addr,
     draw_card,
     draw_from,
+    level_slot,
     player_offset,
     slot_addr,
     slot_deck,
@@ -493,8 +495,8 @@ def _decision_mask(s: np.ndarray, phase: int, p: int, po: int, mask: np.ndarray)
     if phase == PHASE_FREE_CARD:  # only the owed level's face-up slots can answer: 4 base, 2 Orient
         mods = s[MODULES]
         lvl = s[PD_FREE_LEVEL]
-        for k in range(MARKET_SLOTS + orient.SLOTS_PER_LEVEL):
-            m = orient.level_slot(lvl, k)
+        for k in range(MARKET_SLOTS + ORIENT_SLOTS):
+            m = level_slot(lvl, k)
             if orient.free_card_reason(s, po, m, _occupied(s, mods, m, p)) == OK:
                 mask[FREE_CARD + m] = 1
                 n += 1

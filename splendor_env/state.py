@@ -277,6 +277,15 @@ def slot_level(m: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def level_slot(lvl: int, k: int) -> int:
+    """Market slot ``k`` of level ``lvl`` (the inverse of :func:`slot_level`): its base slots
+    (k < MARKET_SLOTS), then its Orient slots."""
+    if k < MARKET_SLOTS:
+        return lvl * MARKET_SLOTS + k
+    return BASE_SLOTS + lvl * ORIENT_SLOTS + k - MARKET_SLOTS
+
+
+@njit(cache=True, inline="always")
 def owner_addr(card: int) -> int:
     """Address of a card's owner field (base cards in CARD_OWNER, Orient cards in OCARD_OWNER)."""
     return CARD_OWNER + card if card < NUM_CARDS else OCARD_OWNER + card - NUM_CARDS

@@ -400,7 +400,6 @@ def _load_u64(typingctx, arr, row, col):  # pragma: no cover - compiled
     return types.uint64(arr, row, col), codegen
 
 
-_ONES = np.uint64(0x0101010101010101)
 _EVEN_BYTES = np.uint64(0x00FF00FF00FF00FF)
 _ONES16 = np.uint64(0x0001000100010001)
 _WORDS_PER_SUM = 255  # words of 0/1 bytes added before a byte lane could overflow
@@ -427,12 +426,6 @@ def _count_legal(masks: np.ndarray, i: int, words: int) -> int:  # pragma: no co
     return n
 
 
-@njit(cache=True, inline="always")
-def _byte_sum(word: np.uint64) -> int:  # pragma: no cover - compiled
-    """Sum of the 8 bytes of ``word`` when each is 0 or 1 (the multiply adds them into the top byte)."""
-    return int((word * _ONES) >> np.uint64(56))
-
-
 @njit(cache=True)
 def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarray:  # pragma: no cover
     """One uniformly random legal action per row of ``masks`` (0/1 bytes); ``seed_state`` is a ``uint64[1]`` stream.
@@ -452,7 +445,7 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
         k = rand_below(seed_state, n)  # the k-th legal id, in id order
         a = 0
         for w in range(words):
-            c = _byte_sum(_load_u64(masks, i, 8 * w))
+            c = _lane_sum(_load_u64(masks, i, 8 * w))
             if k >= c:
                 k -= c
                 a += 8

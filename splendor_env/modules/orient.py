@@ -103,7 +103,6 @@ from ..state import (
     ALL_SLOTS,
     BOX,
     DECK_COUNT,
-    MARKET_SLOTS,
     MAX_RESERVED,
     N_PLAYERS,
     OCARD_OWNER,
@@ -136,7 +135,6 @@ from ..state import (
 
 #: Market slot of the first Orient card (0-11 are the base market).
 FIRST_ORIENT_SLOT = 12
-SLOTS_PER_LEVEL = ORIENT_SLOTS  # Orient cards face up per level
 VIRTUAL_GOLD = 2  # gold units a spent double-gold card pays
 
 _O = {name: off for name, (off, _) in OBS_OFFSETS.items()}
@@ -311,14 +309,6 @@ def pair_target_reason(s: np.ndarray, a: int, p: int) -> int:
     if owner(s, t) != p or ALL_CARD_COLOUR[t] < 0:
         return R_NOT_AN_OPTION
     return OK
-
-
-@njit(cache=True, inline="always")
-def level_slot(lvl: int, k: int) -> int:
-    """Market slot ``k`` of level ``lvl``: its 4 base slots (k = 0-3), then its 2 Orient slots."""
-    if k < MARKET_SLOTS:
-        return lvl * MARKET_SLOTS + k
-    return FIRST_ORIENT_SLOT + lvl * SLOTS_PER_LEVEL + k - MARKET_SLOTS
 
 
 @njit(cache=True, inline="always")
