@@ -28,10 +28,39 @@ def test_benchmark_reports_every_figure(tmp_path) -> None:
 
 
 def test_cpu_time_module_ratios_cover_every_module() -> None:
-    results = bench_env.bench_modules_cpu(rounds=1, steps=2, batch=8)
+    results = bench_env.bench_modules_cpu(rounds=3, steps=2, batch=8)
     for name in ("base", *bench_env.MODULE_CONFIGS):
         assert results[f"cpu_ns_per_step_{name}"] > 0
+        q1, median, q3 = (results[f"cpu_share_{k}_{name}"] for k in ("q1", "median", "q3"))
+        assert 0 < q1 <= median <= q3
     assert results["cpu_ratio_base_vs_base"] == 1.0
+
+
+def test_each_share_is_taken_against_the_base_runs_around_it(monkeypatch) -> None:
+    """A module run's share uses the two base runs timed just before and after it, so a host
+    that slows down between rounds leaves the median share where it is."""
+    costs = {"base": 1.0, "cities": 2.0}
+    slowdown = [1.0]
+    now = [0.0]
+    monkeypatch.setattr(bench_env, "MODULE_CONFIGS", {"cities": ("cities",)})
+
+    from splendor_env import vector
+
+    real_step = vector.VectorEnv.step
+
+    def step(self, actions, env_ids=None):
+        now[0] += costs["cities" if self.modules else "base"] * slowdown[0]
+        return real_step(self, actions, env_ids)
+
+    def process_time() -> float:
+        slowdown[0] *= 1.01  # the host gets slower all the time
+        return now[0]
+
+    monkeypatch.setattr(vector.VectorEnv, "step", step)
+    monkeypatch.setattr(bench_env.time, "process_time", process_time)
+    results = bench_env.bench_modules_cpu(rounds=5, steps=1, batch=2)
+    assert abs(results["cpu_share_median_cities"] - 0.5) < 0.02
+    assert results["cpu_ratio_cities_vs_base"] < 0.48  # best of each: biased by the drift
 
 
 def test_module_rounds_cli_reports_only_the_module_shares(tmp_path) -> None:
@@ -41,6 +70,10 @@ def test_module_rounds_cli_reports_only_the_module_shares(tmp_path) -> None:
         f"cpu_{kind}_{name}{suffix}"
         for name in ("base", *bench_env.MODULE_CONFIGS)
         for kind, suffix in (("ns_per_step", ""), ("ratio", "_vs_base"))
+    } | {
+        f"cpu_share_{k}_{name}"
+        for name in ("base", *bench_env.MODULE_CONFIGS)
+        for k in ("q1", "median", "q3")
     }
     assert json.loads(out.read_text()) == results
 

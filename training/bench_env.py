@@ -105,9 +105,15 @@ def bench_modules(seconds: float, batch: int = 1024) -> dict[str, float]:
 
 
 def bench_modules_cpu(rounds: int = 8, steps: int | None = None, batch: int = 1024) -> dict[str, float]:
-    """Each module game's share of the base game's speed, from process CPU time, best of ``rounds``
-    interleaved rounds of ``steps`` batched steps (by default about 41,000 game steps per round):
-    steadier than wall time when other jobs share the machine (they still compete for caches).
+    """Each module game's share of the base game's speed, from process CPU time over ``rounds``
+    rounds of ``steps`` batched steps (by default about 41,000 game steps per run).
+
+    Two figures per game. ``cpu_share_median_*``: each round times the base game, the module game,
+    then the base game again, and takes the module game's share of the mean of the two base runs
+    around it; the median over rounds (and its quartiles, ``cpu_share_q1_*`` / ``cpu_share_q3_*``)
+    is what to compare, as a host whose speed drifts moves both neighbours alike. ``cpu_ratio_*``:
+    the share between each game's best run, the figure of earlier versions (steady on an idle
+    host, biased by a single lucky run on a noisy one).
 
     At B=1024 the games' rows (7.4 KB per module game, 3.4 KB per base game) do not stay in the
     caches between steps, so the figure includes memory traffic; a small ``batch`` keeps them
@@ -123,21 +129,39 @@ def bench_modules_cpu(rounds: int = 8, steps: int | None = None, batch: int = 10
         venv = VectorEnv(batch, 2, copy=False, modules=modules)
         _, masks, _ = venv.reset(seed=0)
         runs[name] = [venv, masks, np.array([12345], dtype=np.uint64)]
-    best = dict.fromkeys(configs, float("inf"))
+
+    def timed(name: str) -> float:
+        """CPU seconds per game step of ``steps`` batched steps of game ``name``."""
+        run = runs[name]
+        venv, masks, rng = run
+        start = time.process_time()
+        for _ in range(steps):
+            _, masks, *_ = venv.step(sample_legal_actions(masks, rng))
+        run[1] = masks
+        return (time.process_time() - start) / (steps * batch)
+
+    times: dict[str, list[float]] = {name: [] for name in configs}
+    shares: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(rounds):
-        for name, run in runs.items():
-            venv, masks, rng = run
-            start = time.process_time()
-            for _ in range(steps):
-                _, masks, *_ = venv.step(sample_legal_actions(masks, rng))
-            run[1] = masks
-            best[name] = min(best[name], (time.process_time() - start) / (steps * batch))
+        for name in configs:
+            before = timed("base")
+            t = timed(name)
+            after = timed("base")
+            times[name].append(t)
+            times["base"] += [before, after]
+            shares[name].append((before + after) / 2 / t)
+    best = {name: min(ts) for name, ts in times.items()}
     results = {}
     for name in configs:
+        q1, median, q3 = np.percentile(shares[name], [25, 50, 75])
         results[f"cpu_ns_per_step_{name}"] = best[name] * 1e9
         results[f"cpu_ratio_{name}_vs_base"] = best["base"] / best[name]
+        results[f"cpu_share_median_{name}"] = float(median)
+        results[f"cpu_share_q1_{name}"] = float(q1)
+        results[f"cpu_share_q3_{name}"] = float(q3)
         print(
-            f"{name:<16} {best[name] * 1e9:>7.0f} ns per step  ({best['base'] / best[name]:.0%} of the base game)"
+            f"{name:<16} {best[name] * 1e9:>7.0f} ns per step (best)   share of the base game: "
+            f"median {median:.0%} [quartiles {q1:.0%}, {q3:.0%}], best runs {best['base'] / best[name]:.0%}"
         )
     return results
 
@@ -187,8 +211,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--module-rounds",
         type=int,
         metavar="N",
-        help="only each module game's share of the base game's speed, from CPU time, best of N "
-        "interleaved rounds (the issue-12 figures; about 0.3 s per round)",
+        help="only each module game's share of the base game's speed, from CPU time over N rounds "
+        "that time each module game between two base-game runs (the issue-12 figures; about 0.5 s "
+        "per round)",
     )
     parser.add_argument(
         "--module-batch",
