@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -121,49 +122,57 @@ def bench_modules_cpu(rounds: int = 8, steps: int | None = None, batch: int = 10
     shared by fewer games and raises every module's share."""
     if steps is None:
         steps = max(1, 40_960 // batch)
-    from splendor_env.vector import VectorEnv, sample_legal_actions
+    from splendor_env import vector
 
     configs = {"base": (), **MODULE_CONFIGS}
-    runs = {}
-    for name, modules in configs.items():
-        venv = VectorEnv(batch, 2, copy=False, modules=modules)
-        _, masks, _ = venv.reset(seed=0)
-        runs[name] = [venv, masks, np.array([12345], dtype=np.uint64)]
-
-    def timed(name: str) -> float:
-        """CPU seconds per game step of ``steps`` batched steps of game ``name``."""
-        run = runs[name]
-        venv, masks, rng = run
-        start = time.process_time()
-        for _ in range(steps):
-            _, masks, *_ = venv.step(sample_legal_actions(masks, rng))
-        run[1] = masks
-        return (time.process_time() - start) / (steps * batch)
-
+    timed = {name: cpu_timer(vector, batch, modules, steps) for name, modules in configs.items()}
     times: dict[str, list[float]] = {name: [] for name in configs}
     shares: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(rounds):
         for name in configs:
-            before = timed("base")
-            t = timed(name)
-            after = timed("base")
+            before, t, after = timed["base"](), timed[name](), timed["base"]()
             times[name].append(t)
             times["base"] += [before, after]
             shares[name].append((before + after) / 2 / t)
     best = {name: min(ts) for name, ts in times.items()}
     results = {}
     for name in configs:
-        q1, median, q3 = np.percentile(shares[name], [25, 50, 75])
+        q1, median, q3 = quartiles(shares[name])
         results[f"cpu_ns_per_step_{name}"] = best[name] * 1e9
         results[f"cpu_ratio_{name}_vs_base"] = best["base"] / best[name]
-        results[f"cpu_share_median_{name}"] = float(median)
-        results[f"cpu_share_q1_{name}"] = float(q1)
-        results[f"cpu_share_q3_{name}"] = float(q3)
+        results[f"cpu_share_median_{name}"] = median
+        results[f"cpu_share_q1_{name}"] = q1
+        results[f"cpu_share_q3_{name}"] = q3
         print(
             f"{name:<16} {best[name] * 1e9:>7.0f} ns per step (best)   share of the base game: "
             f"median {median:.0%} [quartiles {q1:.0%}, {q3:.0%}], best runs {best['base'] / best[name]:.0%}"
         )
     return results
+
+
+def cpu_timer(vector: Any, batch: int, modules: tuple[str, ...], steps: int) -> Callable[[], float]:
+    """A function timing ``steps`` batched steps (uniformly random legal actions, 2 players) of one
+    game of ``vector`` (a ``splendor_env.vector`` module, or another engine version's): process CPU
+    seconds per game step. The game carries on from one call to the next."""
+    venv = vector.VectorEnv(batch, 2, copy=False, modules=modules)
+    _, masks, _ = venv.reset(seed=0)
+    rng = np.array([12345], dtype=np.uint64)
+    sample = vector.sample_legal_actions
+
+    def timed() -> float:
+        nonlocal masks
+        start = time.process_time()
+        for _ in range(steps):
+            _, masks, *_ = venv.step(sample(masks, rng))
+        return (time.process_time() - start) / (steps * batch)
+
+    return timed
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    """First quartile, median and third quartile."""
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    return float(q1), float(median), float(q3)
 
 
 def memory_per_1000_games(batch: int = 1000, steps: int = 200) -> float:
