@@ -18,7 +18,6 @@ FAKE_VECTOR = """
 import numpy as np
 
 SPEED = {speed}
-CALLS = []
 
 
 class VectorEnv:
@@ -30,7 +29,6 @@ class VectorEnv:
         return None, np.ones((self.batch, 2), dtype=np.int8), None
 
     def step(self, actions):
-        CALLS.append(self.modules)
         sum(range(SPEED * (3 if self.modules else 1)))  # a module game costs 3x the base game
         return None, np.ones((self.batch, 2), dtype=np.int8), None, None, None, None, {{}}
 

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from training.bench_env import MODULE_CONFIGS, cpu_timer, quartiles
+from training.bench_env import MODULE_CONFIGS, cpu_timer, quartiles, sandwiched
 from training.cli import CliError, run_cli
 
 GAMES = {"base": (), **MODULE_CONFIGS}
@@ -65,9 +65,8 @@ def copy_engine(spec: str, dest: Path, repo: Path) -> None:
 
 def load_engines(specs: list[str], workdir: Path, repo: Path) -> dict[str, Any]:
     """Each engine's ``vector`` module, imported from its copy under a package name of its own
-    (the package's imports are all relative), keyed by its label ``"k: spec"``. ``workdir``'s
-    name must be an identifier."""
-    sys.path.insert(0, str(workdir))
+    (the package's imports are all relative), keyed by its label ``"k: spec"``. ``workdir`` must be
+    on ``sys.path`` and its name an identifier."""
     engines: dict[str, Any] = {}
     for k, spec in enumerate(specs):
         name = f"{workdir.name}_{k}"  # unique per call: a second call in one process imports afresh
@@ -89,9 +88,8 @@ def compare(
     order = list(engines)
     for r in range(rounds):
         for label in order if r % 2 == 0 else order[::-1]:
-            base, timed = timers[label]
-            before, t, after = base(), timed(), base()
-            shares[label].append((before + after) / 2 / t)
+            share, t, _ = sandwiched(*timers[label])
+            shares[label].append(share)
             times[label].append(t)
     results = {}
     for label in engines:
@@ -118,6 +116,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         if getattr(args, flag) < 1:
             parser.error(f"--{flag} must be at least 1, got {getattr(args, flag)}")
     with tempfile.TemporaryDirectory(prefix="bench_ab_") as workdir:
+        sys.path.insert(0, workdir)
         try:
             engines = load_engines(args.engines, Path(workdir), Path(args.repo))
             results = compare(engines, args.game, args.rounds, args.batch, args.steps)

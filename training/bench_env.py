@@ -130,10 +130,10 @@ def bench_modules_cpu(rounds: int = 8, steps: int | None = None, batch: int = 10
     shares: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(rounds):
         for name in configs:
-            before, t, after = timed["base"](), timed[name](), timed["base"]()
+            share, t, around = sandwiched(timed["base"], timed[name])
             times[name].append(t)
-            times["base"] += [before, after]
-            shares[name].append((before + after) / 2 / t)
+            times["base"] += around
+            shares[name].append(share)
     best = {name: min(ts) for name, ts in times.items()}
     results = {}
     for name in configs:
@@ -167,6 +167,13 @@ def cpu_timer(vector: Any, batch: int, modules: tuple[str, ...], steps: int) -> 
         return (time.process_time() - start) / (steps * batch)
 
     return timed
+
+
+def sandwiched(base: Callable[[], float], game: Callable[[], float]) -> tuple[float, float, list[float]]:
+    """Time ``base``, ``game``, then ``base`` again (timers from :func:`cpu_timer`): the game's share
+    of the mean speed of its two base-game neighbours, the game's time and the two base times."""
+    before, t, after = base(), game(), base()
+    return (before + after) / 2 / t, t, [before, after]
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
