@@ -31,10 +31,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from training.bench_env import MODULE_CONFIGS, cpu_timer, quartiles, sandwiched
+from training.bench_env import bench_games, cpu_timer, quartiles, sandwiched
 from training.cli import CliError, run_cli
 
-GAMES = {"base": (), **MODULE_CONFIGS}
 PACKAGE = "splendor_env"
 
 
@@ -80,7 +79,7 @@ def compare(
 ) -> dict[str, dict[str, float]]:
     """The median share of ``game`` against the base game (and its quartiles) for each engine."""
     timers = {
-        label: (cpu_timer(vector, batch, (), steps), cpu_timer(vector, batch, GAMES[game], steps))
+        label: (cpu_timer(vector, batch, (), steps), cpu_timer(vector, batch, bench_games()[game], steps))
         for label, vector in engines.items()
     }
     shares: dict[str, list[float]] = {label: [] for label in engines}
@@ -106,7 +105,7 @@ def compare(
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("engines", nargs="+", help="git revisions, or directories holding splendor_env/")
-    parser.add_argument("--game", default="orient", choices=sorted(GAMES), help="the game to compare")
+    parser.add_argument("--game", default="orient", choices=sorted(bench_games()), help="the game to compare")
     parser.add_argument("--rounds", type=int, default=80, help="rounds (each times every engine once)")
     parser.add_argument("--batch", type=int, default=1024, help="games per batch")
     parser.add_argument("--steps", type=int, default=10, help="batched steps per timed run")

@@ -91,6 +91,12 @@ MODULE_CONFIGS = {
 }
 
 
+def bench_games() -> dict[str, tuple[str, ...]]:
+    """Every game the module benchmarks time, by name: the base game, then :data:`MODULE_CONFIGS`
+    (read when called, so a test can narrow it)."""
+    return {"base": (), **MODULE_CONFIGS}
+
+
 def bench_modules(seconds: float, batch: int = 1024) -> dict[str, float]:
     """Module games at B=1024 and their ratio to a base game measured right before each, in one process
     (a shared machine drifts: the ratio of neighbouring measurements is steadier than either figure)."""
@@ -124,7 +130,7 @@ def bench_modules_cpu(rounds: int = 8, steps: int | None = None, batch: int = 10
         steps = max(1, 40_960 // batch)
     from splendor_env import vector
 
-    configs = {"base": (), **MODULE_CONFIGS}
+    configs = bench_games()
     timed = {name: cpu_timer(vector, batch, modules, steps) for name, modules in configs.items()}
     times: dict[str, list[float]] = {name: [] for name in configs}
     shares: dict[str, list[float]] = {name: [] for name in configs}
