@@ -127,14 +127,22 @@ class ScaledObs(BaseFeaturesExtractor):
 
 
 def load_model(path: str | Path) -> Any:
-    """Load a MaskablePPO ``.zip`` on the CPU, with a clear error for a missing file."""
+    """Load a MaskablePPO ``.zip`` on the CPU: a file or a shipped model's name (``ppo_2p``).
+
+    The name goes through :func:`agents.models.resolve_model`, so a shipped
+    model loads from an installed wheel too, and a missing file is one clear error.
+    """
     from sb3_contrib import MaskablePPO
 
-    p = Path(path)
-    if not p.exists() and p.suffix != ".zip" and p.with_suffix(p.suffix + ".zip").exists():
-        p = p.with_suffix(p.suffix + ".zip")
-    if not p.is_file():
-        raise FileNotFoundError(f"PPO model file not found: {str(path)!r} (expected a MaskablePPO .zip)")
+    from .models import resolve_model, shipped_names
+
+    try:
+        p = resolve_model(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"PPO model file not found: {str(path)!r} (expected a MaskablePPO .zip or a shipped model: "
+            f"{', '.join(shipped_names())})"
+        ) from None
     try:
         model = MaskablePPO.load(p, device="cpu")
     except Exception as exc:  # noqa: BLE001 - zipfile, torch and SB3 each raise their own kind

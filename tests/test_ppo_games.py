@@ -1,7 +1,7 @@
 """A PPO policy plays only the games it was trained for: player counts, modules, sizes.
 
 Training records ``{"players": [...], "modules": [...]}`` in every saved model
-(``agents.ppo.GAME_ATTR``); the shipped ``models/ppo_2p.zip`` predates that and
+(``agents.ppo.GAME_ATTR``); the shipped ``ppo_2p`` model predates that and
 is read as a 2-player base-game policy. Every mismatch is refused with one
 message naming what differs, at load-time checks and on the first move.
 """
@@ -22,7 +22,7 @@ from training.games import check_plays, plays  # noqa: E402
 from training.model_file import model_zip_problem  # noqa: E402
 from training.train import build_env, build_model  # noqa: E402
 
-SHIPPED = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
+SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "shipped" / "ppo_2p.zip"
 
 
 def _save_model(path: Path, players, modules=(), policy: str = "mlp") -> Path:
@@ -63,6 +63,7 @@ def test_the_shipped_model_reads_as_a_two_player_base_game_policy() -> None:
     assert game == {"players": [2], "modules": [], "obs_dim": 497, "num_actions": 72, "inferred": True}
 
 
+@pytest.mark.slow
 def test_training_records_the_game_in_the_saved_model(models) -> None:
     game = game_of(load_model(models["3-4p"]))
     assert (game["players"], game["modules"], game["inferred"]) == ([3, 4], [], False)
@@ -159,8 +160,9 @@ def test_an_unreadable_or_missing_game_record_is_refused(models) -> None:
         PPOAgent(model=module_model)
 
 
+@pytest.mark.slow
 def test_shipped_three_four_player_policy_plays_both_table_sizes() -> None:
-    """Guards models/ppo_base_3_4p.zip: its game record, and play well clear of chance against random.
+    """Guards the shipped ppo_base_3_4p: its game record, and play well clear of chance against random.
 
     It won 99.8% / 99.6% of 1000 games against random at 3 / 4 players; 40 games below 85%
     would be a broken model (seeded games: the result does not change between runs).

@@ -1,6 +1,6 @@
 """The shipped all-modules policy: it records its game and plays only that game.
 
-``models/ppo_modules_2p.zip`` was trained with ``configs/ppo_modules_2p.yaml``
+``agents/shipped/ppo_modules_2p.zip`` was trained with ``configs/ppo_modules_2p.yaml``
 (2 players, cities + trading posts + orient + strongholds). A move it picks must
 be legal, and the base game or another module set is refused up front.
 """
@@ -19,7 +19,7 @@ from agents.ppo import PPOAgent  # noqa: E402
 from training import config as C  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "models" / "ppo_modules_2p.zip"
+MODEL = ROOT / "agents" / "shipped" / "ppo_modules_2p.zip"
 ALL = ["cities", "trading_posts", "orient", "strongholds"]
 
 
@@ -39,6 +39,7 @@ def test_shipped_model_records_its_game_and_matches_its_sidecar() -> None:
     assert meta["config"]["modules"] == ALL
 
 
+@pytest.mark.slow
 def test_shipped_model_plays_legal_moves_in_its_game_only() -> None:
     agent = PPOAgent(MODEL)
     env = splendor_env.env(num_players=2, modules=tuple(ALL))

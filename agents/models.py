@@ -1,0 +1,109 @@
+"""The shipped policies: package data addressed by name, each with its metadata.
+
+Why one registry: the trained models ship inside the ``agents`` package
+(``agents/shipped/NAME.zip`` beside ``NAME.json`` and the ``README.md`` that
+documents them), so they are found through :mod:`importlib.resources` from a
+checkout and from an installed wheel alike. Every caller that names a model
+(``ppo:ppo_2p``, the ``az`` default, ``training.evaluate``,
+``training.value_report``) goes through :func:`resolve_model`, and picks a
+model for a game with :func:`default_model`.
+
+Each ``NAME.json`` holds at least ``name``, ``model`` (the file name),
+``description``, ``game`` (``{"players": [...], "modules": [...]}``, the games
+the policy was trained for), ``observation_size``, ``num_actions``,
+``command`` (how it was trained), ``evaluation_command`` and ``evaluation``
+(the results of that command), with the full config and training summary.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+#: The data folder inside the ``agents`` package that holds the shipped models.
+SHIPPED_DIR = "shipped"
+
+#: The folder the models lived in before they became package data: ``models/NAME.zip`` still resolves.
+LEGACY_DIR = "models"
+
+
+def shipped_dir() -> Path:
+    """The folder holding the shipped ``.zip`` / ``.json`` files (a real folder: wheels install unzipped)."""
+    return Path(str(files("agents").joinpath(SHIPPED_DIR)))
+
+
+@cache
+def _load_all() -> dict[str, dict[str, Any]]:
+    models: dict[str, dict[str, Any]] = {}
+    folder = shipped_dir()
+    for meta_file in sorted(folder.glob("*.json")):
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        name = meta_file.stem
+        models[name] = {**meta, "name": name, "path": str(folder / f"{name}.zip")}
+    return models
+
+
+def shipped_models() -> dict[str, dict[str, Any]]:
+    """Shipped model name -> its metadata (the ``NAME.json`` contents plus ``name`` and ``path``).
+
+    Returns a deep copy, so callers may change what they get.
+    """
+    return json.loads(json.dumps(_load_all()))
+
+
+def shipped_names() -> list[str]:
+    """The names of the shipped models, sorted: ``["ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]``."""
+    return sorted(_load_all())
+
+
+def _shipped_name(text: str) -> str | None:
+    """The shipped model ``text`` names: ``NAME``, ``NAME.zip`` or a legacy ``models/NAME[.zip]``."""
+    p = Path(text)
+    stem = p.name[: -len(".zip")] if p.name.endswith(".zip") else p.name
+    if stem not in _load_all():
+        return None
+    if len(p.parts) == 1 or p.parent.name == LEGACY_DIR:
+        return stem
+    return None
+
+
+def resolve_model(name_or_path: str | Path) -> Path:
+    """The model file ``name_or_path`` names.
+
+    In order: an existing file (``NAME`` or ``NAME.zip``) is itself; a shipped
+    name (``ppo_2p``, ``ppo_2p.zip``) is the packaged file; a path that no
+    longer exists but names a shipped model in the old ``models/`` folder
+    (``models/ppo_2p.zip``, ``models/ppo_2p``, from any folder) is the packaged
+    file, so old specs keep working. Anything else raises
+    :class:`FileNotFoundError` naming the shipped models.
+    """
+    text = str(name_or_path).strip()
+    if text:
+        p = Path(text).expanduser()
+        if p.is_file():
+            return p
+        if p.suffix != ".zip" and p.with_name(p.name + ".zip").is_file():
+            return p.with_name(p.name + ".zip")
+        name = _shipped_name(text)
+        if name is not None:
+            return Path(_load_all()[name]["path"])
+    raise FileNotFoundError(
+        f"model not found: {text!r} is neither a file nor a shipped model; "
+        f"shipped models: {', '.join(shipped_names())}"
+    )
+
+
+def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -> str | None:
+    """The shipped model trained for ``num_players`` and exactly ``modules``, or ``None`` if none is."""
+    wanted = set(modules)
+    for name, meta in sorted(_load_all().items()):
+        game = meta["game"]
+        if int(num_players) in game["players"] and set(game["modules"]) == wanted:
+            return name
+    return None
+
+
+__all__ = ["default_model", "resolve_model", "shipped_dir", "shipped_models", "shipped_names"]
