@@ -2,7 +2,7 @@
 
 Why this shape: Splendor hides the deck order and the opponents' blind
 reservations, so a search agent must not simulate from the true state. The
-caller (the tournament glue, :func:`training.tournament.agent_state`) hands
+caller (the runner, :func:`agents.runner.decision_state`) hands
 :meth:`MCTSAgent.act` a state that was already passed through
 :func:`splendor_env.determinize.determinize` for the acting seat, and the
 search itself re-determinises that state for every simulation. Because
@@ -10,7 +10,8 @@ search itself re-determinises that state for every simulation. Because
 chosen move for a given seed is exactly the same whatever the hidden
 information of the input was (tested).
 
-One decision (all inside one numba call, :func:`search`):
+One decision runs the shared search core (:mod:`agents.search`) with the
+rollout evaluator (:func:`agents.search.search_rollouts`):
 
 * each of ``sims`` iterations samples a determinisation, descends the shared
   tree (nodes are keyed by action sequence; UCB1 with availability counts
@@ -28,8 +29,9 @@ One decision (all inside one numba call, :func:`search`):
   selection uses the entry of the seat on move there, so 2, 3 and 4 players
   are all handled, and discard / noble sub-decisions belong to the same seat;
 * a finished game is worth ``(1 - shaping) * share + shaping * margin``, the
-  share being 1 for a sole winner, ``1/k`` for each of ``k`` co-winners, 0
-  for losers (``1/n`` each on truncation); ``margin`` is
+  share being ``(r + 1) / 2`` of the engine's terminal reward ``r``
+  (:func:`splendor_env.rules.terminal_rewards`): 1 for a sole winner, 1/2 for
+  a co-winner or a truncated game, 0 for losers; ``margin`` is
   ``sigmoid((h_p - max_{q != p} h_q) / 3)`` with the material heuristic
   ``h = prestige + 0.3 * cards + 0.04 * gems + 0.08 * gold``, so a lost game
   still prefers a closer loss; at the depth cap the value is ``margin``;
@@ -52,42 +54,28 @@ games, a larger observation and mask) and it beat ``greedy`` in 195 of 200
 two-player games (``python -m training.evaluate mcts --opponents greedy
 --games 200 --modules cities trading_posts orient strongholds``).
 
+Budget: ``sims`` simulations, or ``ms`` milliseconds per move (then the search
+runs in chunks of 16 simulations until the time is up, and is no longer
+reproducible from the seed alone).
+
 Parameters (spec ``mcts:sims=400,c=1.0``): see :data:`PARAMS`.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from numba import njit
 
-from splendor_env import rules
 from splendor_env import state as st
-from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
-from splendor_env.determinize import determinize_inplace
-from splendor_env.observation import OBS_DIM, OBS_DIM_ALL, observe
-from splendor_env.rng import rand_unit
-from splendor_env.state import (
-    CURRENT,
-    MAX_PLAYERS,
-    MODULES,
-    N_PLAYERS,
-    OUTCOME,
-    P_CARDS,
-    P_PRESTIGE,
-    P_TOKENS,
-    PHASE,
-    PHASE_GAME_OVER,
-    player_offset,
-)
+from splendor_env.actions import num_actions
+from splendor_env.observation import obs_dim
 
 from .base import Agent, search_inputs, typed_options
-from .greedy import _random_legal, policy_action
+from .search import Tree, rollout, rollout_value, run_budget, search_rollouts, warm_up
 
-#: name -> (type, default, check, help) for every MCTS parameter.
+#: name -> (type, default, help) for every MCTS parameter.
 PARAMS: dict[str, tuple[type, object, str]] = {
-    "sims": (int, 400, "simulations per move (> 0)"),
+    "sims": (int, 400, "simulations per move (> 0); the budget unless ms is given"),
+    "ms": (float, 0.0, "time budget in milliseconds per move (> 0 replaces sims; 0 = off)"),
     "c": (float, 1.0, "UCB exploration constant (>= 0)"),
     "depth": (int, 200, "rollout cap in plies (>= 0); then the heuristic evaluation"),
     "eps": (float, 0.1, "share of uniformly random moves in greedy rollouts (0..1)"),
@@ -97,162 +85,10 @@ PARAMS: dict[str, tuple[type, object, str]] = {
     "widen": (float, 1.0, "progressive widening: at most 1 + widen * sqrt(visits) children (0 = off)"),
 }
 
-
-@njit(cache=True)
-def evaluate(s: np.ndarray, out: np.ndarray, shaping: float) -> None:
-    """Value in [0, 1] for every seat: the result if the game is over, else a heuristic."""
-    n = s[N_PLAYERS]
-    for p in range(MAX_PLAYERS):
-        out[p] = 0.0
-    _margins(s, out)
-    if rules.is_over(s):
-        k = 0
-        for p in range(n):
-            k += s[OUTCOME + p]
-        for p in range(n):
-            share = 1.0 / n if s[PHASE] != PHASE_GAME_OVER else (1.0 / k if s[OUTCOME + p] == 1 else 0.0)
-            out[p] = (1.0 - shaping) * share + shaping * out[p]
-
-
-@njit(cache=True)
-def _margins(s: np.ndarray, out: np.ndarray) -> None:
-    """``sigmoid((h_p - max_{q != p} h_q) / 3)`` per seat, ``h`` the material heuristic."""
-    n = s[N_PLAYERS]
-    h = np.zeros(MAX_PLAYERS)
-    for p in range(n):
-        po = player_offset(p)
-        gems = 0
-        for c in range(5):
-            gems += s[po + P_TOKENS + c]
-        h[p] = s[po + P_PRESTIGE] + 0.3 * s[po + P_CARDS] + 0.04 * gems + 0.08 * s[po + P_TOKENS + 5]
-    for p in range(n):
-        best_other = -1e9
-        for q in range(n):
-            if q != p and h[q] > best_other:
-                best_other = h[q]
-        out[p] = 1.0 / (1.0 + math.exp(-(h[p] - best_other) / 3.0))
-
-
-@njit(cache=True)
-def rollout(
-    s: np.ndarray,
-    depth: int,
-    greedy: bool,
-    noise: float,
-    eps: float,
-    rng: np.ndarray,
-    obs: np.ndarray,
-    mask: np.ndarray,
-) -> None:
-    """Play ``s`` forward in place for at most ``depth`` plies with the rollout policy."""
-    for _ in range(depth):
-        if rules.is_over(s):
-            return
-        p = s[CURRENT]
-        rules.legal_mask(s, mask)
-        if greedy:
-            observe(s, p, obs)
-            a = policy_action(obs, mask, rng, noise, eps)
-        else:
-            a = _random_legal(mask, rng)
-        rules.apply_action(s, a)
-
-
-@njit(cache=True)
-def search(
-    root: np.ndarray,
-    seat: int,
-    sims: int,
-    c_uct: float,
-    depth: int,
-    greedy: bool,
-    noise: float,
-    eps: float,
-    shaping: float,
-    widen: float,
-    rng: np.ndarray,
-) -> np.ndarray:
-    """ISMCTS from ``root`` for ``seat``; returns the visit count of every root action."""
-    max_nodes = sims + 1
-    na = NUM_ACTIONS if root[MODULES] == 0 else NUM_ACTIONS_ALL
-    child = np.full((max_nodes, na), -1, dtype=np.int32)
-    visits = np.zeros(max_nodes)
-    avail = np.zeros(max_nodes)
-    wsum = np.zeros((max_nodes, MAX_PLAYERS))
-    path = np.empty(max_nodes + 1, dtype=np.int32)
-    d = np.empty_like(root)
-    mask = np.zeros(na, dtype=np.int8)
-    untried_mask = np.zeros(na, dtype=np.int8)
-    obs = np.empty(OBS_DIM if na == NUM_ACTIONS else OBS_DIM_ALL, dtype=np.float32)
-    value = np.zeros(MAX_PLAYERS)
-    n_nodes = 1
-    for _ in range(sims):
-        d[:] = root
-        determinize_inplace(d, seat, rng)
-        node = 0
-        plen = 1
-        path[0] = 0
-        while not rules.is_over(d):
-            rules.legal_mask(d, mask)
-            player = d[CURRENT]
-            untried = 0
-            tried = 0
-            for a in range(na):
-                untried_mask[a] = 0
-                if mask[a]:
-                    ch = child[node, a]
-                    if ch < 0:
-                        untried += 1
-                        untried_mask[a] = 1
-                    else:
-                        tried += 1
-                        avail[ch] += 1.0
-            limit = na if widen <= 0.0 else 1.0 + widen * math.sqrt(visits[node])
-            if untried > 0 and n_nodes < max_nodes and (tried == 0 or tried < limit):
-                if greedy:  # expand in the rollout policy's order of preference
-                    observe(d, player, obs)
-                    a = policy_action(obs, untried_mask, rng, noise, 0.0)
-                else:
-                    a = _random_legal(untried_mask, rng)
-                child[node, a] = n_nodes
-                avail[n_nodes] = 1.0
-                node = n_nodes
-                n_nodes += 1
-                rules.apply_action(d, a)
-                path[plen] = node
-                plen += 1
-                break
-            best = -1
-            best_a = -1
-            best_u = -1e18
-            for a in range(na):
-                ch = child[node, a]
-                if mask[a] and ch >= 0:
-                    u = wsum[ch, player] / visits[ch] + c_uct * math.sqrt(math.log(avail[ch]) / visits[ch])
-                    u += 1e-9 * rand_unit(rng)
-                    if u > best_u:
-                        best_u = u
-                        best = ch
-                        best_a = a
-            if best < 0:  # node budget exhausted with only untried actions: roll out from here
-                break
-            rules.apply_action(d, best_a)
-            node = best
-            path[plen] = node
-            plen += 1
-        rollout(d, depth, greedy, noise, eps, rng, obs, mask)
-        evaluate(d, value, shaping)
-        for i in range(plen):
-            nd = path[i]
-            visits[nd] += 1.0
-            for p in range(MAX_PLAYERS):
-                wsum[nd, p] += value[p]
-    counts = np.zeros(na)
-    for a in range(na):
-        ch = child[0, a]
-        if ch >= 0:
-            counts[a] = visits[ch] + wsum[ch, seat] / (visits[ch] + 1.0)  # visits, value as tie-break
-    return counts
+#: Largest tree of a time-budgeted search (one node per simulation).
+MAX_TIMED_NODES = 20_000
+#: Simulations between two looks at the clock with a time budget.
+CHUNK = 16
 
 
 def validate_params(params: dict[str, object]) -> dict[str, object]:
@@ -260,6 +96,7 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
     out = typed_options("mcts parameter", PARAMS, params)
     checks = {
         "sims": out["sims"] > 0,
+        "ms": out["ms"] >= 0,
         "c": out["c"] >= 0,
         "depth": out["depth"] >= 0,
         "eps": 0 <= out["eps"] <= 1,
@@ -283,25 +120,40 @@ class MCTSAgent(Agent):
     def __init__(self, seed: int | None = None, **params: object) -> None:
         super().__init__(seed)
         self.params = validate_params(params)
+        self._trees: dict[int, tuple[Tree, np.ndarray]] = {}  # modules bit set -> (tree, observation buffer)
+        self._timed_ready = False  # the search compiled before a timed move
+
+    def _tree(self, modules: int) -> tuple[Tree, np.ndarray]:
+        key = int(modules != 0)
+        if key not in self._trees:
+            sims = int(self.params["sims"])
+            nodes = sims + 1 if self.params["ms"] == 0 else MAX_TIMED_NODES
+            obs = np.empty(obs_dim(int(modules)), dtype=np.float32)
+            self._trees[key] = (Tree(nodes, num_actions(int(modules))), obs)
+        return self._trees[key]
 
     def root_counts(self, state: np.ndarray) -> np.ndarray:
-        """Root visit counts for the seat on move in ``state`` (one search)."""
+        """Root visit counts (the seat's mean value breaking ties) after one search from ``state``."""
         p = self.params
         s = np.ascontiguousarray(state, dtype=np.int32)
+        seat = int(s[st.CURRENT])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
-        return search(
-            s,
-            int(s[st.CURRENT]),
-            int(p["sims"]),
-            float(p["c"]),
-            int(p["depth"]),
-            p["rollout"] == "greedy",
-            float(p["noise"]),
-            float(p["eps"]),
-            float(p["shaping"]),
-            float(p["widen"]),
-            rng,
-        )
+        tree, obs = self._tree(int(s[st.MODULES]))
+        tree.reset(seat)
+        args = (float(p["c"]), int(p["depth"]), p["rollout"] == "greedy", float(p["noise"]), float(p["eps"]))
+        args += (float(p["shaping"]), float(p["widen"]), tree.arrays)
+
+        def run(k: int, n: int) -> int:
+            return search_rollouts(s, seat, k, *args, n, rng, obs)
+
+        if p["ms"] > 0 and not self._timed_ready:
+            warm_up(run, tree, seat)
+            self._timed_ready = True
+        tree.used = run_budget(run, int(p["sims"]), float(p["ms"]), CHUNK, tree.max_nodes)
+        actions, visits, values = tree.root_stats(seat)
+        counts = np.zeros(tree.num_actions)
+        counts[actions] = visits + values / (visits + 1.0)  # visits, the mean value breaking ties
+        return counts
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         s, legal, mask = search_inputs("MCTSAgent", state, action_mask)
@@ -312,3 +164,6 @@ class MCTSAgent(Agent):
 
     def __repr__(self) -> str:
         return f"MCTSAgent({', '.join(f'{k}={v}' for k, v in self.params.items())})"
+
+
+__all__ = ["PARAMS", "MCTSAgent", "rollout", "rollout_value", "validate_params"]

@@ -13,8 +13,7 @@ from agents.base import check_game
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize
-from tests.test_lookahead import noble_choice_state, winning_position
-from training.bench_policies import decision_inputs, sample_states
+from tests.helpers import decision_inputs, noble_choice_state, sample_states, winning_position
 from training.tournament import run_tasks, schedule
 
 
@@ -29,6 +28,7 @@ def two_player_states() -> list[np.ndarray]:
     return [*states, noble_choice_state(2, 0), noble_choice_state(2, 1)]
 
 
+@pytest.mark.slow
 def test_export_matches_torch(az: AZAgent) -> None:
     obs = np.stack([decision_inputs(s)[0] for s in two_player_states()[::7]])
     assert check_export(az.ppo.policy, az.weights, obs) < 1e-3
@@ -36,6 +36,7 @@ def test_export_matches_torch(az: AZAgent) -> None:
     assert logits.shape == (len(obs), 72) and values.shape == (len(obs),)
 
 
+@pytest.mark.slow
 def test_legal_in_every_phase(az: AZAgent) -> None:
     rng = np.random.default_rng(0)
     phases = set()
@@ -48,6 +49,7 @@ def test_legal_in_every_phase(az: AZAgent) -> None:
     assert {st.PHASE_MAIN, st.PHASE_DISCARD, st.PHASE_NOBLE} <= phases
 
 
+@pytest.mark.slow
 def test_deterministic_given_seed_and_blind_to_hidden_information() -> None:
     s = sample_states(2, 1, seed=11, max_per_game=30)[20]
     obs, mask, seat = decision_inputs(s)
@@ -65,6 +67,7 @@ def test_deterministic_given_seed_and_blind_to_hidden_information() -> None:
         assert a1.act(obs, mask, d) == a2.act(obs, mask, d)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sims", [2, 17, 64])
 def test_simulation_budget(sims: int) -> None:
     agent = agents.make(f"az:sims={sims},batch=4", seed=0)
@@ -119,11 +122,11 @@ def test_missing_model_is_named() -> None:
 def test_refuses_other_games(az: AZAgent) -> None:
     with pytest.raises(ValueError, match="plays only the base game"):
         check_game(az, "az", ("cities",), 2)
-    with pytest.raises(ValueError, match="2-player base game"):
+    with pytest.raises(ValueError, match="plays only 2 players, base game; got 3 players"):
         check_game(az, "az", (), 3)
     s = sample_states(3, 1, seed=0, max_per_game=5)[2]
     obs, mask, seat = decision_inputs(s)
-    with pytest.raises(ValueError, match="2-player base game"):
+    with pytest.raises(ValueError, match="plays only 2 players, base game"):
         az.act(obs, mask, determinize(s, seat, 0))
 
 
@@ -140,6 +143,7 @@ def test_needs_a_matching_state(az: AZAgent) -> None:
             az.act(obs, mask, determinize(other, int(other[st.CURRENT]), 0))
 
 
+@pytest.mark.slow
 def test_plays_tournament_games() -> None:
     records = run_tasks(schedule(["az:sims=8", "greedy"], 2, 2, 0), workers=1, progress=False)
     assert len(records) == 2 and all(r["winners"] is not None for r in records)

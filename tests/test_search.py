@@ -1,0 +1,179 @@
+"""The shared search core (agents/search.py) and its two evaluators: per-seat values for 2-4 players,
+module sub-decisions as tree levels, budgets, and ``az`` on every game a shipped network covers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.net import seat_values
+from agents.search import Tree, rollout_value, run_budget, terminal_values
+from splendor_env import rules
+from splendor_env import state as st
+from splendor_env.determinize import determinize
+from tests.helpers.decisions import decision_inputs, sample_states
+
+ALL = ("cities", "trading_posts", "orient", "strongholds")
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_seat_values_are_zero_sum_differences(n: int) -> None:
+    rng = np.random.default_rng(n)
+    raw = np.zeros(st.MAX_PLAYERS)
+    raw[:n] = rng.uniform(-1, 1, n)
+    out = np.full(st.MAX_PLAYERS, 9.0)
+    seat_values(raw, n, out)
+    assert abs(out[:n].sum()) < 1e-12 and not out[n:].any()
+    for p in range(n):
+        others = [raw[q] for q in range(n) if q != p]
+        assert out[p] == pytest.approx(0.5 * (raw[p] - np.mean(others)))
+    if n == 2:  # az's two-player value: half the difference of the two critics
+        assert out[0] == pytest.approx(0.5 * (raw[0] - raw[1]))
+
+
+def _finished(n: int, seed: int) -> np.ndarray:
+    s = sample_states(n, 1, seed=seed)[-1]
+    mask = np.zeros(72, dtype=np.int8)
+    while not rules.is_over(s):
+        rules.legal_mask(s, mask)
+        rules.apply_action(s, int(np.flatnonzero(mask)[0]))
+    return s
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_a_finished_game_is_valued_from_the_engine_result(n: int) -> None:
+    s = _finished(n, seed=n)
+    rewards = np.zeros(st.MAX_PLAYERS)
+    rules.terminal_rewards(s, rewards)
+    values = np.zeros(st.MAX_PLAYERS)
+    terminal_values(s, values)
+    winners = [p for p in range(n) if rewards[p] == 1]
+    if len(winners) == 1:  # a sole winner is worth +1 whatever the player count
+        assert values[winners[0]] == pytest.approx(1.0)
+        assert all(values[p] < 0 for p in range(n) if p != winners[0])
+    shares = np.zeros(st.MAX_PLAYERS)
+    rollout_value(s, shares, 0.0)  # the rollout evaluator's share: (r + 1) / 2
+    assert shares[:n] == pytest.approx((rewards[:n] + 1) / 2)
+
+
+def test_run_budget_counts_simulations_and_respects_the_clock() -> None:
+    calls: list[int] = []
+
+    def run(k: int, n: int) -> int:
+        calls.append(k)
+        return n + k
+
+    assert run_budget(run, 10, 0.0, 4, 100, first=1) == 11 and calls == [1, 9]
+    calls.clear()
+    run_budget(run, 10, 5.0, 4, 1000)
+    assert calls and set(calls) == {4}  # the clock, not sims, decides
+    calls.clear()
+    assert run_budget(run, 10, 1e6, 4, 20) <= 20  # a full tree stops a timed search
+
+
+def test_tree_reset_clears_what_the_last_search_used() -> None:
+    tree = Tree(5, 3, priors=True)
+    child, _, visits, _, wsum = tree.arrays[:5]
+    child[2, 1] = 4
+    visits[3] = 7
+    wsum[1, 2] = 0.5
+    tree.reset(seat=2)
+    assert (child == -1).all() and not visits.any() and not wsum.any() and tree.arrays[5][0] == 2
+
+
+@pytest.mark.parametrize(
+    "n, modules",
+    [(3, ()), (4, ()), (3, ("cities", "orient")), (2, ALL), (4, ("strongholds", "trading_posts"))],
+)
+def test_mcts_counts_are_per_seat_and_legal(n: int, modules: tuple[str, ...]) -> None:
+    agent = agents.make("mcts:sims=24,depth=15", seed=0)
+    rng = np.random.default_rng(0)
+    for s in sample_states(n, 1, seed=5, max_per_game=60, modules=modules)[::9]:
+        obs, mask, seat = decision_inputs(s)
+        counts = agent.root_counts(determinize(s, seat, rng))
+        assert counts.shape == mask.shape and (counts[mask == 0] == 0).all()
+        if mask.sum() > 1:
+            assert counts.sum() > 0
+        assert mask[agent.act(obs, mask, determinize(s, seat, rng))] == 1
+
+
+def test_mcts_time_budget() -> None:
+    agent = agents.make("mcts:ms=20", seed=0)
+    s = sample_states(2, 1, seed=1, max_per_game=10)[5]
+    counts = agent.root_counts(determinize(s, int(s[st.CURRENT]), 0))
+    assert np.floor(counts).sum() >= 16  # at least one chunk of simulations
+
+
+# ---------------------------------------------------------------------------
+# az on every game a shipped network covers
+
+pytest.importorskip("sb3_contrib")
+
+
+@pytest.fixture(scope="module")
+def az() -> agents.Agent:
+    return agents.make("az:sims=24,batch=4", seed=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "n, modules, network",
+    [(2, (), "ppo_2p"), (3, (), "ppo_base_3_4p"), (4, (), "ppo_base_3_4p"), (2, ALL, "ppo_modules_2p")],
+)
+def test_az_picks_the_network_of_the_game(az: agents.Agent, n: int, modules: tuple, network: str) -> None:
+    az.check_game(n, modules)
+    assert az.net.label == network
+    rng = np.random.default_rng(1)
+    phases = set()
+    for s in sample_states(n, 2, seed=7, max_per_game=120, modules=modules)[::11]:
+        obs, mask, seat = decision_inputs(s)
+        phases.add(int(s[st.PHASE]))
+        a = az.act(obs, mask, determinize(s, seat, rng))
+        assert mask[a] == 1
+        assert az.net.label == network  # the state's game chose the network
+    if modules:
+        assert len(phases) > 1  # sub-decisions of a turn were searched too
+
+
+def test_az_three_and_four_players_share_one_network(az: agents.Agent) -> None:
+    az.check_game(3, ())
+    three = az.net
+    az.check_game(4, ())
+    assert az.net is three
+
+
+@pytest.mark.slow
+def test_az_visits_follow_the_budget_with_more_players() -> None:
+    agent = agents.make("az:sims=33,batch=4", seed=0)
+    for n in (3, 4):
+        s = sample_states(n, 1, seed=3, max_per_game=20)[12]
+        counts = agent.root_visits(determinize(s, int(s[st.CURRENT]), 0))
+        assert int(np.floor(counts).sum()) == 33 - 1  # every simulation but the root's own
+
+
+@pytest.mark.slow
+def test_az_is_blind_to_hidden_information_with_three_players() -> None:
+    s = sample_states(3, 1, seed=21, max_per_game=30)[24]
+    obs, mask, seat = decision_inputs(s)
+    moves = {agents.make("az:sims=40", seed=3).act(obs, mask, determinize(s, seat, k)) for k in range(3)}
+    assert len(moves) == 1
+
+
+def test_az_refuses_a_game_no_network_covers() -> None:
+    agent = agents.make("az:sims=8")
+    with pytest.raises(ValueError, match=r"no shipped network for 2 players, modules cities.*az:PATH"):
+        agent.check_game(2, ("cities",))
+    with pytest.raises(ValueError, match="no shipped network for 3 players"):
+        agent.check_game(3, ALL)
+
+
+def test_az_with_a_named_network_plays_only_its_games() -> None:
+    agent = agents.make("az:ppo_base_3_4p,sims=8")
+    agent.check_game(4, ())
+    with pytest.raises(ValueError, match="plays only 3 or 4 players, base game; got 2 players"):
+        agent.check_game(2, ())
+    s = sample_states(2, 1, seed=0, max_per_game=5)[2]
+    obs, mask, seat = decision_inputs(s)
+    with pytest.raises(ValueError, match="plays only 3 or 4 players"):
+        agent.act(obs, mask, determinize(s, seat, 0))
