@@ -43,7 +43,10 @@ the agent is deterministic given its seed.
 **Module games** (Cities of Splendor, any combination; :func:`module_action`,
 chosen by the mask length, so base games run the kernel above unchanged). The
 same plan (buy, block, secure, take tokens, reserve, discard), over more cards
-and with every module decision answered from the observation alone:
+and with every module decision answered from the observation alone. The two
+kernels share every step that is the same in both (the targets, the discard,
+the token take, the block and the rest of the plan after a buy, the
+tie-break), so a change to one of them changes both games:
 
 *Candidates*: the 12 base and 6 Orient market slots, the own reserve and the
 two cards of a "draw two" choice. A card under an opponent's stronghold is no
@@ -197,6 +200,10 @@ F_COST = 11
 
 N_CANDIDATES = 15  # 12 market slots, then the observer's 3 reserve slots
 TOKEN_LIMIT = 10
+#: Missing tokens of a card tokens cannot get (absent, or in module games out of reach).
+NO_TARGET = 99.0
+#: The card effects of a base game's candidates: none (a global array is a constant to numba).
+NO_EFFECTS = np.zeros(N_CANDIDATES, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -216,6 +223,18 @@ def _random_legal(mask: np.ndarray, rng: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def _pick(
+    best: int, best_score: float, a: int, score: float, noise: float, rng: np.ndarray
+) -> tuple[int, float]:
+    """One step of every arg-max of the heuristics: ``score`` plus its jitter (``noise`` times one draw of
+    ``rng``, the tie-break) against the best so far; returns the new (best id, best score)."""
+    score += noise * rand_unit(rng)
+    if score > best_score:
+        return a, score
+    return best, best_score
+
+
+@njit(cache=True)
 def _card_off(i: int) -> int:
     """Observation offset of candidate card ``i`` (market slot or own reserve slot)."""
     if i < 12:
@@ -224,13 +243,32 @@ def _card_off(i: int) -> int:
 
 
 @njit(cache=True)
+def _lack(obs: np.ndarray, seat_off: int, c: int, cost: float) -> float:
+    """Tokens of colour ``c`` a seat still lacks for ``cost`` after its bonuses and tokens (gold not counted).
+
+    Every "what is missing" of both heuristics (shortfall, needs, gold to spend) is built from this.
+    """
+    need = cost - obs[seat_off + S_BONUS + c] - obs[seat_off + S_TOKENS + c]
+    return need if need > 0 else 0.0
+
+
+@njit(cache=True)
+def _deficit(obs: np.ndarray, req_off: int, bon: np.ndarray) -> float:
+    """Bonuses still missing for a requirement of five colours at ``req_off`` (a noble, a city)."""
+    rem = 0.0
+    for c in range(5):
+        d = obs[req_off + c] - bon[c]
+        if d > 0:
+            rem += d
+    return rem
+
+
+@njit(cache=True)
 def _shortfall(obs: np.ndarray, card_off: int, seat_off: int) -> float:
     """Tokens the seat still lacks for a card after bonuses, tokens and gold."""
     short = 0.0
     for c in range(5):
-        need = obs[card_off + F_COST + c] - obs[seat_off + S_BONUS + c] - obs[seat_off + S_TOKENS + c]
-        if need > 0:
-            short += need
+        short += _lack(obs, seat_off, c, obs[card_off + F_COST + c])
     short -= obs[seat_off + S_TOKENS + 5]
     return short if short > 0 else 0.0
 
@@ -239,8 +277,7 @@ def _shortfall(obs: np.ndarray, card_off: int, seat_off: int) -> float:
 def _needs(obs: np.ndarray, card_off: int, out: np.ndarray) -> None:
     """Per-colour tokens the observer lacks for a card (gold not counted)."""
     for c in range(5):
-        need = obs[card_off + F_COST + c] - obs[O_SEATS + S_BONUS + c] - obs[O_SEATS + S_TOKENS + c]
-        out[c] = need if need > 0 else 0.0
+        out[c] = _lack(obs, O_SEATS, c, obs[card_off + F_COST + c])
 
 
 @njit(cache=True)
@@ -270,22 +307,20 @@ def _card_values(obs: np.ndarray, value: np.ndarray, missing: np.ndarray) -> Non
             no = O_NOBLES + k * 6
             if obs[no] == 0 or obs[no + 1 + col] <= bon[col]:
                 continue
-            rem = 0.0
-            for c in range(5):
-                d = obs[no + 1 + c] - bon[c]
-                if d > 0:
-                    rem += d
-            v += 3.0 / rem
+            v += 3.0 / _deficit(obs, no + 1, bon)
         value[i] = v
         missing[i] = _shortfall(obs, off, O_SEATS)
 
 
 @njit(cache=True)
-def _top3(value: np.ndarray, missing: np.ndarray, noise: float, rng: np.ndarray) -> np.ndarray:
-    """Indices of the three best targets by ``value / (1 + missing / 2)`` (-1 if fewer)."""
-    score = np.full(N_CANDIDATES, -1e9)
-    for i in range(N_CANDIDATES):
-        if value[i] >= 0:
+def _targets(value: np.ndarray, missing: np.ndarray, n: int, noise: float, rng: np.ndarray) -> np.ndarray:
+    """The three best of the first ``n`` candidates by ``value / (1 + missing / 2)`` (-1 if fewer).
+
+    Absent cards (value < 0) and cards tokens cannot get (``missing`` NO_TARGET, module games only) are no target.
+    """
+    score = np.full(n, -1e9)
+    for i in range(n):
+        if value[i] >= 0 and missing[i] < NO_TARGET:
             score[i] = value[i] / (1.0 + 0.5 * missing[i]) + noise * rand_unit(rng)
     return _best_three(score)
 
@@ -328,10 +363,7 @@ def _discard(obs: np.ndarray, mask: np.ndarray, needs: np.ndarray, noise: float,
             score = -100.0 + held
         else:
             score = held - needs[0, c] - 0.5 * needs[1, c]
-        score += noise * rand_unit(rng)
-        if score > best_score:
-            best_score = score
-            best = a
+        best, best_score = _pick(best, best_score, a, score, noise, rng)
     return best
 
 
@@ -346,19 +378,18 @@ def _best_buy(obs: np.ndarray, mask: np.ndarray, value: np.ndarray, noise: float
         off = _card_off(i)
         gold = 0.0
         for c in range(5):
-            need = obs[off + F_COST + c] - obs[O_SEATS + S_BONUS + c] - obs[O_SEATS + S_TOKENS + c]
-            if need > 0:
-                gold += need
-        score = value[i] - 0.1 * gold + noise * rand_unit(rng)
-        if score > best_score:
-            best_score = score
-            best = a
+            gold += _lack(obs, O_SEATS, c, obs[off + F_COST + c])
+        best, best_score = _pick(best, best_score, a, value[i] - 0.1 * gold, noise, rng)
     return best
 
 
 @njit(cache=True)
-def _block(obs: np.ndarray, mask: np.ndarray) -> int:
-    """A reserve that denies an opponent a strong card they can afford now, or -1."""
+def _block(obs: np.ndarray, mask: np.ndarray, slots: int, effs: np.ndarray, cities: bool) -> int:
+    """A reserve that denies an opponent a strong market card they can afford now, or -1.
+
+    ``slots``: the 12 base market slots, or 18 with the Orient market (module games); a sacrifice
+    card (``effs``) is never worth denying. With Cities nobody wins by points, so only strong cards count.
+    """
     my_nres = obs[O_SEATS + S_NRES]
     best = -1
     best_threat = 0.0
@@ -366,12 +397,13 @@ def _block(obs: np.ndarray, mask: np.ndarray) -> int:
         so = O_SEATS + rel * SEAT_DIM
         if obs[so + S_PRESENT] == 0:
             continue
-        for i in range(12):
-            off = O_MARKET + i * CARD_DIM
-            if obs[off + F_PRESENT] == 0 or not mask[RESERVE_MARKET + i]:
+        for m in range(slots):
+            off, _ = _m_card_offsets(m)
+            a = _reserve_action(m)
+            if obs[off + F_PRESENT] == 0 or not mask[a] or effs[m] == EFFECT_SACRIFICE:
                 continue
             pts = obs[off + F_POINTS]
-            finishing = obs[so + S_PRESTIGE] + pts >= 15
+            finishing = not cities and obs[so + S_PRESTIGE] + pts >= 15
             if not (pts >= 3 or finishing) or _shortfall(obs, off, so) > 0:
                 continue
             if my_nres > 1 and not finishing:
@@ -379,7 +411,7 @@ def _block(obs: np.ndarray, mask: np.ndarray) -> int:
             threat = pts + (100.0 if finishing else 0.0)
             if threat > best_threat:
                 best_threat = threat
-                best = RESERVE_MARKET + i
+                best = a
     return best
 
 
@@ -412,10 +444,7 @@ def _take(obs: np.ndarray, mask: np.ndarray, needs: np.ndarray, noise: float, rn
         over = held + total - TOKEN_LIMIT
         if over > 0:
             score -= 0.3 * over
-        score += noise * rand_unit(rng)
-        if score > best_score:
-            best_score = score
-            best = a
+        best, best_score = _pick(best, best_score, a, score, noise, rng)
     return best
 
 
@@ -434,7 +463,7 @@ def heuristic_action(obs: np.ndarray, mask: np.ndarray, rng: np.ndarray, noise: 
     value = np.empty(N_CANDIDATES)
     missing = np.empty(N_CANDIDATES)
     _card_values(obs, value, missing)
-    top = _top3(value, missing, noise, rng)
+    top = _targets(value, missing, N_CANDIDATES, noise, rng)
     needs = _need_vectors(obs, top)
     if obs[O_PHASE + 1] > 0:
         a = _discard(obs, mask, needs, noise, rng)
@@ -442,41 +471,57 @@ def heuristic_action(obs: np.ndarray, mask: np.ndarray, rng: np.ndarray, noise: 
     a = _best_buy(obs, mask, value, noise, rng)
     if a >= 0:
         return a
-    a = _block(obs, mask)
+    secure = top[0] >= 0 and top[0] < 12 and obs[_card_off(top[0]) + F_POINTS] >= 3
+    return _after_buy(obs, mask, value, missing, top[0], secure, needs, 12, NO_EFFECTS, False, noise, rng)
+
+
+@njit(cache=True)
+def _after_buy(
+    obs: np.ndarray,
+    mask: np.ndarray,
+    value: np.ndarray,
+    missing: np.ndarray,
+    tgt: int,
+    secure: bool,
+    needs: np.ndarray,
+    slots: int,
+    effs: np.ndarray,
+    cities: bool,
+    noise: float,
+    rng: np.ndarray,
+) -> int:
+    """A main action when nothing is bought, the plan both heuristics share: block, secure, take, reserve.
+
+    ``tgt`` is the first target, ``secure`` whether it is worth securing (a market card worth 3:
+    its points in base games, its value in module games); ``slots`` the market slots (12, or 18
+    with the Orient market).
+    """
+    a = _block(obs, mask, slots, effs, cities)
     if a >= 0:
         return a
-    tgt = top[0]
     if (
-        tgt >= 0
-        and tgt < 12
-        and obs[_card_off(tgt) + F_POINTS] >= 3
+        secure
         and missing[tgt] == 1
         and obs[O_BANK + 5] > 0
         and obs[O_SEATS + S_NRES] <= 1
-        and mask[RESERVE_MARKET + tgt]
+        and mask[_reserve_action(tgt)]
     ):
-        return RESERVE_MARKET + tgt
+        return _reserve_action(tgt)
     a = _take(obs, mask, needs, noise, rng)
     if a >= 0:
         return a
     best = -1
-    for i in range(12):
-        if mask[RESERVE_MARKET + i] and (best < 0 or value[i] > value[best]):
-            best = i
+    for m in range(slots):
+        if mask[_reserve_action(m)] and (best < 0 or value[m] > value[best]):
+            best = m
     if best >= 0:
-        return RESERVE_MARKET + best
+        return _reserve_action(best)
     for lvl in range(2, -1, -1):
         if mask[RESERVE_DECK + lvl]:
             return RESERVE_DECK + lvl
+        if slots > 12 and mask[RESERVE_ODECK + lvl]:
+            return RESERVE_ODECK + lvl
     return _random_legal(mask, rng)
-
-
-@njit(cache=True)
-def _heuristic_batch(obs: np.ndarray, masks: np.ndarray, rng: np.ndarray, noise: float) -> np.ndarray:
-    out = np.empty(obs.shape[0], dtype=np.int64)
-    for b in range(obs.shape[0]):
-        out[b] = heuristic_action(obs[b], masks[b], rng, noise, 0.0)
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -488,7 +533,6 @@ def _heuristic_batch(obs: np.ndarray, masks: np.ndarray, rng: np.ndarray, noise:
 M_CANDIDATES = 23
 M_MARKET = 18
 M_DRAWN = 21
-NO_TARGET = 99.0
 # Extra features of an Orient card, after its 16 base numbers.
 X_EFFECT = 1  # one-hot of the effects 1..6 starts at extras + 1 - 1 + effect
 X_BONUS = 7
@@ -567,11 +611,7 @@ def _m_progress(obs: np.ndarray, prog: np.ndarray) -> float:
         no = O_NOBLES + k * 6
         if obs[no] == 0:
             continue
-        rem = 0.0
-        for c in range(5):
-            d = obs[no + 1 + c] - bon[c]
-            if d > 0:
-                rem += d
+        rem = _deficit(obs, no + 1, bon)
         for c in range(5):
             if obs[no + 1 + c] > bon[c]:
                 prog[c] += 3.0 / rem
@@ -580,11 +620,7 @@ def _m_progress(obs: np.ndarray, prog: np.ndarray) -> float:
         co = O_CITIES + k * CITY_DIM
         if obs[co] == 0:
             continue
-        deficit = 0.0
-        for c in range(5):
-            d = obs[co + 2 + c] - bon[c]
-            if d > 0:
-                deficit += d
+        deficit = _deficit(obs, co + 2, bon)
         same = obs[co + 7]
         best_same = -1
         if same > 0:
@@ -625,7 +661,7 @@ def _m_units(obs: np.ndarray, cost: np.ndarray, w: int, so: int) -> float:
     """Gold units seat block ``so`` lacks for a cost, each gold paying ``w`` gems."""
     units = 0.0
     for c in range(5):
-        short = cost[c] - obs[so + S_BONUS + c] - obs[so + S_TOKENS + c]
+        short = _lack(obs, so, c, cost[c])
         if short > 0:
             units += (short + w - 1) // w
     return units
@@ -718,16 +754,6 @@ def _m_card_values(
 
 
 @njit(cache=True)
-def _m_targets(value: np.ndarray, missing: np.ndarray, noise: float, rng: np.ndarray) -> np.ndarray:
-    """The three best market or reserve targets by ``value / (1 + missing / 2)`` (-1 if fewer)."""
-    score = np.full(M_DRAWN, -1e9)
-    for i in range(M_DRAWN):
-        if value[i] >= 0 and missing[i] < NO_TARGET:
-            score[i] = value[i] / (1.0 + 0.5 * missing[i]) + noise * rand_unit(rng)
-    return _best_three(score)
-
-
-@njit(cache=True)
 def _m_needs(obs: np.ndarray, top: np.ndarray, costs: np.ndarray, effs: np.ndarray) -> np.ndarray:
     """Per target, the tokens of each colour still lacking (none for a sacrifice card)."""
     needs = np.zeros((3, 5))
@@ -736,8 +762,7 @@ def _m_needs(obs: np.ndarray, top: np.ndarray, costs: np.ndarray, effs: np.ndarr
         if i < 0 or effs[i] == EFFECT_SACRIFICE:
             continue
         for c in range(5):
-            need = costs[i, c] - obs[O_SEATS + S_BONUS + c] - obs[O_SEATS + S_TOKENS + c]
-            needs[t, c] = need if need > 0 else 0.0
+            needs[t, c] = _lack(obs, O_SEATS, c, costs[i, c])
     return needs
 
 
@@ -752,7 +777,7 @@ def _m_buy_action(i: int, dg: bool) -> int:
 
 
 @njit(cache=True)
-def _m_reserve_action(m: int) -> int:
+def _reserve_action(m: int) -> int:
     return RESERVE_MARKET + m if m < 12 else RESERVE_OMARKET + m - 12
 
 
@@ -780,38 +805,9 @@ def _m_best_buy(
             a = _m_buy_action(i, dg == 1)
             if not mask[a]:
                 continue
-            score = value[i] - 0.1 * gold - (DG_SPEND_COST if dg == 1 else 0.0) + noise * rand_unit(rng)
-            if score > best_score:
-                best_score = score
-                best = a
-    return best
-
-
-@njit(cache=True)
-def _m_block(obs: np.ndarray, mask: np.ndarray, costs: np.ndarray, effs: np.ndarray, cities: bool) -> int:
-    """A reserve denying an opponent a strong market card they can afford now (base or Orient), or -1."""
-    my_nres = obs[O_SEATS + S_NRES]
-    best = -1
-    best_threat = 0.0
-    for rel in range(1, 4):
-        so = O_SEATS + rel * SEAT_DIM
-        if obs[so + S_PRESENT] == 0:
-            continue
-        for m in range(M_MARKET):
-            off, _ = _m_card_offsets(m)
-            a = _m_reserve_action(m)
-            if obs[off + F_PRESENT] == 0 or not mask[a] or effs[m] == EFFECT_SACRIFICE:
-                continue
-            pts = obs[off + F_POINTS]
-            finishing = not cities and obs[so + S_PRESTIGE] + pts >= 15
-            if not (pts >= 3 or finishing) or _m_units(obs, costs[m], 1, so) > obs[so + S_TOKENS + 5]:
-                continue
-            if my_nres > 1 and not finishing:
-                continue
-            threat = pts + (100.0 if finishing else 0.0)
-            if threat > best_threat:
-                best_threat = threat
-                best = a
+            best, best_score = _pick(
+                best, best_score, a, value[i] - 0.1 * gold - (DG_SPEND_COST if dg == 1 else 0.0), noise, rng
+            )
     return best
 
 
@@ -826,10 +822,7 @@ def _m_token_choice(
         if not mask[first + c]:
             continue
         score = needs[0, c] + 0.4 * needs[1, c] + 0.2 * needs[2, c] - 0.01 * obs[O_SEATS + S_TOKENS + c]
-        score += noise * rand_unit(rng)
-        if score > best_score:
-            best_score = score
-            best = first + c
+        best, best_score = _pick(best, best_score, first + c, score, noise, rng)
     return best
 
 
@@ -858,15 +851,9 @@ def _m_stronghold(
     best_score = -1e9
     for m in range(M_MARKET):
         if mask[SH_PLACE + m]:
-            score = ts[m] + SH_STACK * mine[m] + noise * rand_unit(rng)
-            if score > best_score:
-                best_score = score
-                best = SH_PLACE + m
+            best, best_score = _pick(best, best_score, SH_PLACE + m, ts[m] + SH_STACK * mine[m], noise, rng)
         if mask[SH_REMOVE + m]:
-            score = 0.3 + 0.5 * ts[m] + noise * rand_unit(rng)
-            if score > best_score:
-                best_score = score
-                best = SH_REMOVE + m
+            best, best_score = _pick(best, best_score, SH_REMOVE + m, 0.3 + 0.5 * ts[m], noise, rng)
     for src in range(M_MARKET):
         if mine[src] == 0:
             continue
@@ -875,10 +862,7 @@ def _m_stronghold(
             if not mask[a]:
                 continue
             score = ts[dst] + SH_STACK * mine[dst] - ts[src] - SH_STACK * (mine[src] - 1.0) - 0.2
-            score += noise * rand_unit(rng)
-            if score > best_score:
-                best_score = score
-                best = a
+            best, best_score = _pick(best, best_score, a, score, noise, rng)
     return best
 
 
@@ -912,10 +896,9 @@ def _m_decision(
             i = M_DRAWN + k
             if mask[KEEP_DRAWN + k] and value[i] >= 0:
                 miss = missing[i] if missing[i] < NO_TARGET else 6.0
-                score = value[i] / (1.0 + 0.5 * miss) + noise * rand_unit(rng)
-                if score > best_score:
-                    best_score = score
-                    best = KEEP_DRAWN + k
+                best, best_score = _pick(
+                    best, best_score, KEEP_DRAWN + k, value[i] / (1.0 + 0.5 * miss), noise, rng
+                )
         return best
     if phase == PHASE_PAIR_TARGET:
         util = np.zeros(5)
@@ -924,20 +907,16 @@ def _m_decision(
         best_score = -1e9
         for card in range(NUM_ALL_CARDS):
             if mask[PAIR_TARGET + card]:
-                score = util[ALL_CARD_COLOUR[card]] + noise * rand_unit(rng)
-                if score > best_score:
-                    best_score = score
-                    best = PAIR_TARGET + card
+                best, best_score = _pick(
+                    best, best_score, PAIR_TARGET + card, util[ALL_CARD_COLOUR[card]], noise, rng
+                )
         return best
     if phase == PHASE_FREE_CARD:
         best = -1
         best_score = -1e9
         for m in range(M_MARKET):
             if mask[FREE_CARD + m]:
-                score = value[m] + noise * rand_unit(rng)
-                if score > best_score:
-                    best_score = score
-                    best = FREE_CARD + m
+                best, best_score = _pick(best, best_score, FREE_CARD + m, value[m], noise, rng)
         return best
     if phase == PHASE_SACRIFICE_CHOICE:
         best = -1
@@ -981,7 +960,7 @@ def module_action(obs: np.ndarray, mask: np.ndarray, rng: np.ndarray, noise: flo
     costs = np.zeros((M_CANDIDATES, 5))
     effs = np.empty(M_CANDIDATES, dtype=np.int64)
     _m_card_values(obs, value, missing, cols, costs, effs)
-    top = _m_targets(value, missing, noise, rng)
+    top = _targets(value, missing, M_DRAWN, noise, rng)
     needs = _m_needs(obs, top, costs, effs)
     if phase == PHASE_DISCARD:
         a = _discard(obs, mask, needs, noise, rng)
@@ -992,35 +971,10 @@ def module_action(obs: np.ndarray, mask: np.ndarray, rng: np.ndarray, noise: flo
     a = _m_best_buy(obs, mask, value, costs, effs, noise, rng)
     if a >= 0:
         return a
-    a = _m_block(obs, mask, costs, effs, obs[O_MODULES] > 0)
-    if a >= 0:
-        return a
-    tgt = top[0]
-    if (
-        tgt >= 0
-        and tgt < M_MARKET
-        and value[tgt] >= 3
-        and missing[tgt] == 1
-        and obs[O_BANK + 5] > 0
-        and obs[O_SEATS + S_NRES] <= 1
-        and mask[_m_reserve_action(tgt)]
-    ):
-        return _m_reserve_action(tgt)
-    a = _take(obs, mask, needs, noise, rng)
-    if a >= 0:
-        return a
-    best = -1
-    for m in range(M_MARKET):
-        if mask[_m_reserve_action(m)] and (best < 0 or value[m] > value[best]):
-            best = m
-    if best >= 0:
-        return _m_reserve_action(best)
-    for lvl in range(2, -1, -1):
-        if mask[RESERVE_DECK + lvl]:
-            return RESERVE_DECK + lvl
-        if mask[RESERVE_ODECK + lvl]:
-            return RESERVE_ODECK + lvl
-    return _random_legal(mask, rng)
+    secure = top[0] >= 0 and top[0] < M_MARKET and value[top[0]] >= 3
+    return _after_buy(
+        obs, mask, value, missing, top[0], secure, needs, M_MARKET, effs, obs[O_MODULES] > 0, noise, rng
+    )
 
 
 @njit(cache=True)
@@ -1032,10 +986,11 @@ def policy_action(obs: np.ndarray, mask: np.ndarray, rng: np.ndarray, noise: flo
 
 
 @njit(cache=True)
-def _module_batch(obs: np.ndarray, masks: np.ndarray, rng: np.ndarray, noise: float) -> np.ndarray:
+def _policy_batch(obs: np.ndarray, masks: np.ndarray, rng: np.ndarray, noise: float) -> np.ndarray:
+    """:func:`policy_action` on every row (one rng stream, rows in order)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     for b in range(obs.shape[0]):
-        out[b] = module_action(obs[b], masks[b], rng, noise, 0.0)
+        out[b] = policy_action(obs[b], masks[b], rng, noise, 0.0)
     return out
 
 
@@ -1062,9 +1017,7 @@ class GreedyAgent(Agent):
         dim = OBS_DIM if size == NUM_ACTIONS else OBS_DIM_ALL
         if obs.shape != (dim,):
             raise ValueError(f"observation must have shape ({dim},) with a {size}-id mask, got {obs.shape}")
-        if size == NUM_ACTIONS:
-            return int(heuristic_action(obs, mask, self._stream(), 1e-6, 0.0))
-        return int(module_action(obs, mask, self._stream(), 1e-6, 0.0))
+        return int(policy_action(obs, mask, self._stream(), 1e-6, 0.0))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks, dtype=np.int8)
@@ -1075,6 +1028,4 @@ class GreedyAgent(Agent):
         if not masks.any(axis=1).all():
             raise ValueError("every row of action_masks needs at least one legal action")
         obs = np.ascontiguousarray(observations, dtype=np.float32)
-        if masks.shape[1] == NUM_ACTIONS:
-            return _heuristic_batch(obs, np.ascontiguousarray(masks), self._stream(), 1e-6)
-        return _module_batch(obs, np.ascontiguousarray(masks), self._stream(), 1e-6)
+        return _policy_batch(obs, np.ascontiguousarray(masks), self._stream(), 1e-6)

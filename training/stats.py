@@ -1,4 +1,8 @@
-"""Confidence intervals shared by evaluation, tournaments and policy benchmarks."""
+"""Confidence intervals and number formats shared by evaluation, tournaments, the value report and benchmarks.
+
+One implementation of each (the Wilson interval, the bootstrap over games,
+percentages and CSV numbers), so two reports never disagree on how they count.
+"""
 
 from __future__ import annotations
 
@@ -35,3 +39,18 @@ def clean_number(x: float | int | None, digits: int = 4) -> str:
         return str(int(x))
     value = round(float(x), digits) + 0.0  # + 0.0 turns -0.0 into 0.0
     return f"{value:.{digits}f}"
+
+
+def bootstrap_counts(n: int, rounds: int, seed: int = 0) -> np.ndarray:
+    """How often each of ``n`` units is drawn in each of ``rounds`` resamples with replacement: ``(rounds, n)``.
+
+    The units are whole games (positions or seats of one game are correlated);
+    a statistic of resample ``r`` is then ``counts[r] @ per_game``. The seed is
+    fixed by the caller, so an interval is the same on every run.
+    """
+    return np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=rounds)
+
+
+def percent(x: float | None, blank: str, suffix: str = "") -> str:
+    """A rate as a percentage in five characters (``" 52.3"`` plus ``suffix``); ``blank`` for None."""
+    return blank if x is None else f"{100 * x:5.1f}{suffix}"
