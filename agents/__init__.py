@@ -8,16 +8,21 @@ Spec strings (``agents.known_specs()`` lists them):
   ``key=value`` pairs separated by commas, typed and range-checked;
 * ``human``: a person at the terminal (:mod:`agents.human`; ``input=`` / ``output=``
   streams may be passed as keyword arguments);
-* ``ppo:path/to/model.zip``: a MaskablePPO checkpoint (:mod:`agents.ppo`,
-  imported only when asked for, since it needs torch and sb3-contrib);
-* ``az`` or ``az:path/to/model.zip,sims=200``: PUCT search guided by a PPO
-  network (:mod:`agents.az`; 2-player base game; the bare spec uses
-  ``models/ppo_2p.zip``);
+* ``ppo:NAME`` or ``ppo:path/to/model.zip``: a MaskablePPO checkpoint (:mod:`agents.ppo`,
+  imported only when asked for, since it needs torch and sb3-contrib); ``NAME`` is a
+  shipped model (``ppo_2p``, ``ppo_base_3_4p``, ``ppo_modules_2p``: :mod:`agents.models`);
+* ``az`` or ``az:ppo_2p,sims=200`` (a shipped name or a path): PUCT search
+  guided by a PPO network (:mod:`agents.az`); the bare spec picks the shipped
+  network trained for the game being played (2-player base, 3-4 player base,
+  2-player with all four modules);
 * ``lookahead``: one-ply lookahead over the engine with a two-card purchase
   plan and denial (:mod:`agents.lookahead`).
 
 ``make(spec, seed=0)`` seeds the agent; other keyword arguments are agent
-options, validated like the spec's ``key=value`` pairs.
+options, validated like the spec's ``key=value`` pairs. ``build(spec_or_agent,
+seed)`` is what every caller uses: it also takes an agent instance as is and a
+bare ``.zip`` path as a PPO checkpoint. Games are played by :mod:`agents.runner`
+and opponents drawn by :mod:`agents.pool`.
 """
 
 from __future__ import annotations
@@ -39,10 +44,10 @@ refresh_cache(
 _SPECS: dict[str, str] = {
     "random": "uniform over legal actions",
     "greedy": "one-ply heuristic on the observation (agents/greedy.py)",
-    "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, noise, rollout, shaping, sims, widen",
-    "ppo": "MaskablePPO checkpoint: ppo:path/to/model.zip",
-    "az": "PUCT search guided by a PPO network (2-player base game); az[:MODEL.zip][,key=value...] with keys "
-    "batch, c, fpu, ms, ptemp, sims",
+    "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, ms, noise, rollout, shaping, sims, widen",
+    "ppo": "MaskablePPO checkpoint: ppo:NAME (a shipped model, agents.models) or ppo:path/to/model.zip",
+    "az": "PUCT search guided by a network (the shipped one for the game by default); "
+    "az[:MODEL][,key=value...] with keys batch, c, fpu, ms, ptemp, sims",
     "lookahead": "one-ply lookahead over the engine: two-card purchase plan, denial of the opponent's best buy",
     "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
 }
@@ -110,7 +115,9 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
         return HumanAgent(seed, **kwargs)
     if name == "ppo":
         if not rest:
-            raise ValueError("the ppo spec needs a checkpoint path: ppo:path/to/model.zip")
+            raise ValueError(
+                "the ppo spec needs a checkpoint path or shipped name: ppo:path/to/model.zip, ppo:ppo_2p"
+            )
         try:
             from .ppo import PPOAgent
         except ImportError as exc:
@@ -141,4 +148,37 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
     raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(sorted(_SPECS))}")
 
 
-__all__ = ["Agent", "known_specs", "make", "parse_options", "parse_spec"]
+def is_model_path(spec: str) -> bool:
+    """Whether ``spec`` is a bare checkpoint (``run/best.zip``, a shipped name such as ``ppo_2p``)
+    rather than a registry spec."""
+    name, _ = parse_spec(spec)
+    text = spec.strip()
+    if name in _SPECS:
+        return False
+    if text.endswith(".zip") or Path(text).is_file():
+        return True
+    from .models import resolve_model
+
+    try:
+        resolve_model(text)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def build(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
+    """The one way to turn what a caller was given into an agent.
+
+    An :class:`Agent` (anything with ``act``) is returned as is (scripted
+    opponents, a model in memory); a bare ``.zip`` path is a PPO checkpoint
+    (``ppo:PATH``); any other string goes to :func:`make` with ``seed`` and the
+    agent options ``kwargs``.
+    """
+    if isinstance(spec, str):
+        return make(f"ppo:{spec.strip()}" if is_model_path(spec) else spec, seed=seed, **kwargs)
+    if callable(getattr(spec, "act", None)):
+        return spec
+    raise TypeError(f"an agent must be a spec string or an Agent, got {spec!r}")
+
+
+__all__ = ["Agent", "build", "is_model_path", "known_specs", "make", "parse_options", "parse_spec"]

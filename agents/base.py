@@ -8,7 +8,9 @@ the caller passes ``state=``, a *determinised* state array in which all
 information hidden from the acting seat has been resampled
 (:func:`splendor_env.determinize.determinize`), so a search agent can never
 see a deck order or an opponent's blind reservation it would not know at the
-table. ``act_batch`` is the batched form, with a default loop.
+table. ``act_batch`` is the batched form, with a default loop. Callers never
+build that state themselves: :func:`agents.runner.decision_state` does, for
+every loop that plays agents (:mod:`agents.runner`).
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def search_inputs(
     if state is None:
         raise ValueError(
             f"{name} needs state=: a state determinised for the acting seat "
-            "(splendor_env.determinize.determinize), see training.tournament.agent_state"
+            "(splendor_env.determinize.determinize), see agents.runner.decision_state"
         )
     s = np.ascontiguousarray(state, dtype=np.int32)
     size = num_actions(int(s[st.MODULES]))

@@ -63,11 +63,15 @@ _register()
 
 
 def _register_gymnasium() -> None:
-    """Make ``gymnasium.make("splendor_env/Splendor-v0", opponents=...)`` work (the single-agent view)."""
+    """Make ``gymnasium.make("splendor_env/Splendor-v0", opponents=...)`` work (the single-agent view).
+
+    The entry point is a string: Gymnasium imports :mod:`agents.gym_view` only when the env is
+    made, so this package never imports ``agents`` (the view builds agents, a higher layer).
+    """
     import gymnasium
 
     if "splendor_env/Splendor-v0" not in gymnasium.registry:
-        gymnasium.register(id="splendor_env/Splendor-v0", entry_point="splendor_env.gym_env:SplendorGymEnv")
+        gymnasium.register(id="splendor_env/Splendor-v0", entry_point="agents.gym_view:SplendorGymEnv")
 
 
 _register_gymnasium()

@@ -1,276 +1,41 @@
-"""Single-agent Gymnasium view: one learner seat, the opponents move inside ``step``.
+"""Deprecated location of the single-agent Gymnasium view: use :mod:`agents.gym_view`.
 
-Why: most RL libraries (Stable-Baselines3, sb3-contrib's ``MaskablePPO``,
-CleanRL...) train one agent on a ``gymnasium.Env``. This class turns the
-multi-agent game into one: ``step(action)`` plays the learner's decision and
-then every opponent decision until the learner is on move again or the game
-is over. It is registered as ``splendor_env/Splendor-v0``::
-
-    env = gymnasium.make("splendor_env/Splendor-v0", opponents="greedy", num_players=2)
-
-The game runs in the strict AEC env (:class:`splendor_env.env.raw_env`), so
-there is no second copy of any rule. Rewards are routed as in
-``training/selfplay.py``: the learner's reward for a step is the sum of what
-the AEC env gives the learner's seat on its own move and on every opponent
-move that follows, so a game lost on an opponent's move gives the learner its
--1 (and ``reward_mode="shaped"`` shaping is the learner's own only).
-
-* ``opponents``: an agent spec (``"random"``, ``"greedy"``, ``"mcts:sims=50"``,
-  ``"ppo:path.zip"``, see :func:`agents.make`) or an :class:`agents.base.Agent`
-  for every opponent; a list with one entry per opponent seat (in turn order
-  after the learner); or a pool ``{spec: weight}`` from which every opponent
-  seat draws its agent at each reset.
-* ``learner_seat``: a seat index, or ``None`` (default) for a random seat per
-  episode (seat advantage then averages out).
-* Observation: the learner's ``float32[OBS_DIM]`` vector (``Box``); the
-  legal-action mask is ``info["action_mask"]`` and :meth:`action_masks`
-  (the method sb3-contrib's ``MaskablePPO`` calls).
-* An illegal action (e.g. Gymnasium's env checker sampling blindly) ends the
-  episode with ``illegal_reward`` (default -1), as ``splendor_env.env()`` does;
-  ``illegal_action="raise"`` raises :class:`~splendor_env.env.IllegalActionError` instead.
-* Seeding: ``reset(seed=s)`` deals the AEC env's game ``reset(seed=s)`` and
-  reseeds the learner-seat draw and the opponents, so an episode is
-  reproducible from its seed and the learner's actions.
-* ``reset(options={"snapshot": snap})`` continues from a snapshot
-  (``raw_env.snapshot()`` or a state array), e.g. a recorded game resumed at
-  some move (``training.records.env_at``).
+Why a shim: the view builds agents (its opponents), and ``splendor_env`` must
+not depend on ``agents`` (the layers go ``splendor_env <- agents <- training``).
+Old code that imports ``splendor_env.gym_env.SplendorGymEnv`` (or
+``agent_state``, now :func:`agents.runner.decision_state`) keeps working: the
+name is looked up in its new module on use, with a :class:`DeprecationWarning`. This is the only reference
+from ``splendor_env`` to a higher layer (``tests/test_layering.py`` allows it
+by name). ``gymnasium.make("splendor_env/Splendor-v0")`` does not come through
+here: the registration names ``agents.gym_view:SplendorGymEnv``.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
-from gymnasium import spaces
-
-from . import state as st
-from .env import OBS_HIGH, IllegalActionError, _as_action_id, raw_env
-from .render import render_text
-
-OpponentsArg = Any  # str | Agent | Sequence[str | Agent] | Mapping[str, float]
+#: Old name -> (its new module, its name there).
+_MOVED = {
+    "SplendorGymEnv": ("agents.gym_view", "SplendorGymEnv"),
+    "OpponentsArg": ("agents.gym_view", "OpponentsArg"),
+    "agent_state": ("agents.runner", "decision_state"),
+}
 
 
-def _build_agent(spec: Any, seed: int) -> Any:
-    """An agent from a spec string (through :func:`agents.make`) or an agent instance as is."""
-    if isinstance(spec, str):
-        import agents  # lazily: agents imports this package
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, new = _MOVED[name]
+    warnings.warn(
+        f"splendor_env.gym_env.{name} moved to {module}.{new}; import it from there",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    from agents import gym_view, runner  # the one allowed upward reference: see the module docstring
 
-        return agents.make(spec, seed=seed)
-    if callable(getattr(spec, "act", None)):
-        return spec
-    raise TypeError(f"an opponent must be an agent spec string or an Agent, got {spec!r}")
-
-
-def agent_state(agent: Any, state: np.ndarray, seat: int, rng: np.random.Generator) -> np.ndarray | None:
-    """What ``agent`` may be handed as ``state=`` when ``seat`` is on move.
-
-    ``None`` for agents that do not need a state; the true state for agents that
-    only show their seat's view (``trusted_view``, the human); otherwise a state
-    with everything hidden from ``seat`` resampled (search agents such as MCTS).
-    """
-    if not getattr(agent, "needs_state", False):
-        return None
-    if getattr(agent, "trusted_view", False):
-        return np.array(state, copy=True)
-    from .determinize import determinize
-
-    return determinize(state, seat, rng)
+    return getattr(gym_view if module == "agents.gym_view" else runner, new)
 
 
-class SplendorGymEnv(gym.Env):
-    """Splendor for one learner against fixed or pooled opponents; see the module docstring."""
-
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
-
-    def __init__(
-        self,
-        opponents: OpponentsArg = "random",
-        num_players: int = 2,
-        learner_seat: int | None = None,
-        render_mode: str | None = None,
-        illegal_action: str = "terminate",
-        **options: Any,
-    ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            # TypeError, not ValueError: SB3's make_vec_env asks for "rgb_array" and retries
-            # without a render_mode only on a TypeError.
-            raise TypeError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        self.game = raw_env(num_players=num_players, **options)
-        self.config = self.game.config
-        n = self.config.num_players
-        if learner_seat is not None and (
-            isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer))
-        ):
-            raise TypeError(f"learner_seat must be None or an int seat, got {learner_seat!r}")
-        if learner_seat is not None and not 0 <= learner_seat < n:
-            raise ValueError(f"learner_seat must be in 0..{n - 1} (or None for random), got {learner_seat}")
-        self.render_mode = render_mode
-        self.illegal_action = illegal_action
-        self.fixed_seat = None if learner_seat is None else int(learner_seat)
-        self._labels, self._agents, self._weights, self._per_seat = self._parse_opponents(opponents, n)
-        from agents.base import check_game  # lazily: agents imports this package
-
-        for label, agent in zip(self._labels, self._agents, strict=True):
-            check_game(agent, label, self.config.modules, n)
-        obs_dim = self.game.observation_space("player_0")["observation"].shape[0]
-        self.observation_space = spaces.Box(0.0, OBS_HIGH, (obs_dim,), np.float32)
-        self.action_space = spaces.Discrete(self.game.action_space("player_0").n)
-        self.learner_seat = 0 if self.fixed_seat is None else self.fixed_seat
-        self.seat_agents: dict[int, int] = {}  # opponent seat -> index into self._agents, this episode
-        self._done = True
-
-    # -- opponents ------------------------------------------------------------
-    @staticmethod
-    def _parse_opponents(opponents: OpponentsArg, n: int) -> tuple[list[str], list[Any], np.ndarray, bool]:
-        """``(labels, agents, pool weights, per_seat)``; per-seat lists keep one agent per opponent seat."""
-        if isinstance(opponents, Mapping):
-            if not opponents:
-                raise ValueError("opponents pool is empty: give at least one {spec: weight}")
-            weights = np.array([float(w) for w in opponents.values()])
-            if (weights < 0).any() or weights.sum() <= 0:
-                raise ValueError(f"opponents pool weights must be >= 0 with a positive sum, got {opponents}")
-            specs = list(opponents)
-            return specs, [_build_agent(s, i) for i, s in enumerate(specs)], weights / weights.sum(), False
-        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
-            if len(opponents) != n - 1:
-                raise ValueError(
-                    f"opponents: a list needs one entry per opponent seat ({n - 1} for {n} players), "
-                    f"got {len(opponents)}; use a dict {{spec: weight}} for a pool"
-                )
-            specs = list(opponents)
-        else:
-            specs = [opponents] * (n - 1)
-        labels = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
-        return labels, [_build_agent(s, i) for i, s in enumerate(specs)], np.ones(len(specs)), True
-
-    def _draw_opponents(self) -> None:
-        """Assign an agent to every opponent seat for the new episode (turn order after the learner)."""
-        n = self.config.num_players
-        seats = [(self.learner_seat + k) % n for k in range(1, n)]
-        if self._per_seat:
-            self.seat_agents = dict(zip(seats, range(len(seats)), strict=True))
-        else:
-            picks = self.np_random.choice(len(self._agents), size=len(seats), p=self._weights)
-            self.seat_agents = {s: int(k) for s, k in zip(seats, picks, strict=True)}
-
-    @property
-    def opponent_labels(self) -> dict[int, str]:
-        """This episode's opponent spec per seat."""
-        return {s: self._labels[k] for s, k in self.seat_agents.items()}
-
-    def _play_opponents(self) -> tuple[float, list[tuple[int, int]]]:
-        """Opponent moves until the learner is on move or the game is over: (learner's reward, moves)."""
-        game, me = self.game, f"player_{self.learner_seat}"
-        reward, moves = 0.0, []
-        while not self._game_over() and game.agent_selection != me:
-            seat = int(game.agent_selection.rsplit("_", 1)[1])
-            agent = self._agents[self.seat_agents[seat]]
-            obs = game.observe(game.agent_selection)
-            action = int(
-                agent.act(
-                    obs["observation"],
-                    obs["action_mask"],
-                    state=agent_state(agent, game.state(), seat, self.np_random),
-                )
-            )
-            game.step(action)
-            moves.append((seat, action))
-            reward += game.rewards[me]
-        return reward, moves
-
-    # -- Gymnasium API ---------------------------------------------------------
-    def _game_over(self) -> bool:
-        return int(self.game.game_state[st.PHASE]) in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
-
-    def _obs_info(self) -> tuple[np.ndarray, dict[str, Any]]:
-        view = self.game.observe(f"player_{self.learner_seat}")
-        info: dict[str, Any] = {"action_mask": view["action_mask"], "learner_seat": self.learner_seat}
-        return view["observation"], info
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Deal a new game (or restore ``options["snapshot"]``) and play the opponents up to the learner's turn."""
-        super().reset(seed=seed)
-        unknown = sorted(set(options or {}) - {"snapshot"})
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: ['snapshot']")
-        if seed is not None:
-            for agent in self._agents:
-                if hasattr(agent, "seed"):
-                    agent.seed(int(self.np_random.integers(2**63 - 1)))
-        if self.fixed_seat is None:
-            self.learner_seat = int(self.np_random.integers(self.config.num_players))
-        self._draw_opponents()
-        if options and "snapshot" in options:
-            self.game.restore(options["snapshot"])
-        else:
-            self.game.reset(seed=int(seed) if seed is not None else int(self.np_random.integers(2**62)))
-        if self._game_over():
-            raise ValueError("reset: the snapshot is a finished game")
-        _, moves = self._play_opponents()
-        self._done = self._game_over()  # only a corrupt snapshot could end before the learner moves
-        obs, info = self._obs_info()
-        info["opponent_moves"] = moves
-        if self.render_mode == "human":
-            self.render()
-        return obs, info
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """The learner's move, then the opponents' until the learner is on move again or the game ends."""
-        if self._done:
-            raise RuntimeError("step() called before reset() or after the episode ended; call reset()")
-        game, me = self.game, f"player_{self.learner_seat}"
-        a = _as_action_id(action, self.action_space.n)
-        legal = 0 <= a < self.action_space.n and bool(game.observe(me)["action_mask"][a])
-        if not legal:
-            if self.illegal_action == "raise":
-                game.step(a)  # raises IllegalActionError naming the action and the reason
-                raise IllegalActionError(f"illegal action {a}")  # pragma: no cover - step always raises
-            warnings.warn(
-                f"illegal action {a} by the learner: episode ended with reward {self.config.illegal_reward}",
-                stacklevel=2,
-            )
-            self._done = True
-            obs, info = self._obs_info()
-            info.update(illegal_action=True, opponent_moves=[], is_success=False)
-            return obs, float(self.config.illegal_reward), True, False, info
-        game.step(a)
-        reward = game.rewards[me]
-        more, moves = self._play_opponents()
-        reward += more
-        terminated, truncated = bool(game.terminations[me]), bool(game.truncations[me])
-        self._done = terminated or truncated
-        obs, info = self._obs_info()
-        info["opponent_moves"] = moves
-        if self._done:
-            winners = [p for p in range(self.config.num_players) if game.game_state[st.OUTCOME + p]]
-            info["winners"] = winners
-            info["is_success"] = winners == [self.learner_seat]
-        if self.render_mode == "human":
-            self.render()
-        return obs, float(reward), terminated, truncated, info
-
-    def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as ``bool[n_actions]`` (all False once the episode is over)."""
-        return self.game.observe(f"player_{self.learner_seat}")["action_mask"].astype(bool)
-
-    def render(self) -> str | None:
-        """The board as the learner sees it (other players' blind reserves hidden)."""
-        if self.render_mode is None:
-            warnings.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2
-            )
-            return None
-        text = render_text(self.game.game_state, viewer=self.learner_seat)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+def __dir__() -> list[str]:
+    return sorted(_MOVED)

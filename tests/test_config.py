@@ -203,6 +203,7 @@ def test_cli_reports_config_errors(capsys) -> None:
     assert capsys.readouterr().err == "train: error: ppo.n_epochs: must be >= 1, got 0\n"
 
 
+@pytest.mark.slow
 def test_pool_agents_must_play_the_configured_games() -> None:
     """A 2-player policy in a 3-player run, or a base-game policy in a module run, is refused up front."""
     pytest.importorskip("sb3_contrib")

@@ -11,9 +11,9 @@ from gymnasium.utils.env_checker import check_env
 
 import splendor_env  # noqa: F401 - registers splendor_env/Splendor-v0
 from agents.base import Agent
+from agents.gym_view import SplendorGymEnv
 from splendor_env import IllegalActionError
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
-from splendor_env.gym_env import SplendorGymEnv
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 ENV_ID = "splendor_env/Splendor-v0"
@@ -231,11 +231,13 @@ def test_module_games_accept_module_playing_opponents() -> None:
     assert info["action_mask"].any()
 
 
+@pytest.mark.slow
 def test_a_policy_trained_for_another_table_size_is_refused_up_front() -> None:
     with pytest.raises(ValueError, match="trained for 2 players, base game; it cannot play 3 players"):
         SplendorGymEnv(num_players=3, opponents="ppo:models/ppo_2p.zip")
 
 
+@pytest.mark.slow
 def test_gym_quickstart_plays_any_game(capsys) -> None:
     """The README's Gymnasium example trains and evaluates at 3 players with a module, not only 2p base."""
     pytest.importorskip("sb3_contrib")

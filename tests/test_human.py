@@ -81,6 +81,7 @@ def test_play_cli_with_scripted_input(
     assert "game 0 (seed 1): prestige" in out
 
 
+@pytest.mark.slow
 def test_play_against_the_shipped_policy_and_quit(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,6 +9,7 @@ pytest.importorskip("sb3_contrib")
 from training import play  # noqa: E402
 
 
+@pytest.mark.slow
 def test_default_game_is_the_shipped_policy_against_greedy(capsys: pytest.CaptureFixture[str]) -> None:
     assert play.SHIPPED_POLICY.is_file()
     assert play.default_agents()[1] == "greedy"
@@ -37,6 +38,7 @@ def test_bad_agents_are_refused(argv: list[str], message: str, capsys: pytest.Ca
     assert message in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv, message",
     [

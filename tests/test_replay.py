@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.base import Agent
-from splendor_env.gym_env import SplendorGymEnv
+from agents.gym_view import SplendorGymEnv
 from training import play, records
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import training.tournament as tour
+from agents import runner
 from agents.base import Agent, check_mask
 from splendor_env.observation import O_SEAT_ONEHOT, OBS_DIM, observe
 from training import records as rec_mod
@@ -230,6 +231,7 @@ def test_csv_numbers_are_clean() -> None:
     assert wilson(0, 5)[0] == 0.0 and wilson(5, 5)[1] == 1.0
 
 
+@pytest.mark.slow
 def test_ray_backend_gives_the_same_results_as_local() -> None:
     """A 3-agent tournament on a tiny local Ray runtime matches the local backend game for game."""
     ray = pytest.importorskip("ray")
@@ -247,6 +249,7 @@ def test_ray_backend_gives_the_same_results_as_local() -> None:
         assert ray_run[key] == local[key], key
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_games() -> None:
     tasks = schedule(["greedy", "mcts:sims=8"], 2, 2, seed=5)
     serial = run_tasks(tasks, workers=1, progress=False)
@@ -277,13 +280,13 @@ class _Spy(Agent):
 
 def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = tour.determinize
+    real = runner.determinize  # the one place a search agent's state is made (agents.runner.decision_state)
 
     def counting(s: np.ndarray, seat: int, rng: np.random.Generator) -> np.ndarray:
         calls.append(seat)
         return real(s, seat, rng)
 
-    monkeypatch.setattr(tour, "determinize", counting)
+    monkeypatch.setattr(runner, "determinize", counting)
     spy = _Spy()
     task = schedule(["spy", "random"], 2, 1, seed=2)[0]
     record = tour.play_game(task, [spy, tour.make("random")])
@@ -297,6 +300,7 @@ def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPa
 MODEL = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
 
 
+@pytest.mark.slow
 def test_one_round_robin_per_player_count_with_the_agents_that_can_play_it(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     lines: list[str] = []

@@ -143,17 +143,17 @@ def test_play_match_gives_search_agents_a_determinised_state(num_players, module
 
 def test_play_match_search_agent_sees_no_hidden_information(monkeypatch) -> None:
     """Every state a search agent gets comes out of determinize for the seat on move, never the true state."""
-    import training.evaluate as ev
+    from agents import runner  # evaluate plays through the runner: its decision_state determinises
 
     made = []
-    real = ev.determinize
+    real = runner.determinize
 
     def spy(s, seat, rng):
         assert seat == int(s[st.CURRENT])
         made.append(real(s, seat, rng))
         return made[-1]
 
-    monkeypatch.setattr(ev, "determinize", spy)
+    monkeypatch.setattr(runner, "determinize", spy)
     searcher = _PeekingSearchAgent()
     given = []
     real_act = searcher.act
@@ -186,6 +186,7 @@ def _tiny_config(tmp_path, **overrides) -> C.TrainConfig:
     return C.from_dict(raw, [f"{k}={v}" for k, v in overrides.items()])
 
 
+@pytest.mark.slow
 def test_tiny_training_run_checkpoint_reload_resume(tmp_path) -> None:
     cfg = _tiny_config(tmp_path)
     summary = train(cfg, progress_bar=False)
@@ -235,6 +236,7 @@ def test_wall_clock_limit_stops_training(tmp_path) -> None:
     assert (tmp_path / "run" / "final.zip").is_file()
 
 
+@pytest.mark.slow
 def test_card_slot_policy_trains_and_warm_starts_a_run(tmp_path) -> None:
     """Pretraining reports held-out agreement; ``init_from`` copies those weights into a new run."""
     slots = {"network.policy": "card_slots", "network.card_features": "true"}
@@ -306,6 +308,7 @@ def test_card_slot_inputs_line_up_with_the_observation() -> None:
     assert obs[:, O_SEATS + S_RES].any(), "no game reserved a card: the reserved slots went untested"
 
 
+@pytest.mark.slow
 def test_shipped_policy_still_beats_greedy() -> None:
     """Guards the shipped model against changes to the observation or the network code.
 
@@ -375,6 +378,7 @@ def test_teacher_positions_are_shared_between_player_counts(tmp_path) -> None:
         assert (part > 0).any() and (part < 0).any()
 
 
+@pytest.mark.slow
 def test_tiny_run_for_three_and_four_players_records_its_games(tmp_path) -> None:
     cfg = _tiny_config(
         tmp_path,
@@ -400,6 +404,7 @@ def test_tiny_run_for_three_and_four_players_records_its_games(tmp_path) -> None
         agent.check_game(2)
 
 
+@pytest.mark.slow
 def test_tiny_module_run_with_the_card_slot_policy(tmp_path) -> None:
     """A module game (749 actions, 1134 observation floats) trains the card-slot network end to end."""
     cfg = _tiny_config(

@@ -25,7 +25,7 @@ from training.cli import run_cli  # noqa: E402
 from training.model_file import model_zip_problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "models" / "ppo_2p.zip"
+MODEL = ROOT / "agents" / "shipped" / "ppo_2p.zip"
 CONFIG = ROOT / "configs" / "ppo_2p.yaml"
 
 
@@ -179,6 +179,7 @@ OPTIONS = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     cli=hs.sampled_from(sorted(OPTIONS)),
@@ -216,6 +217,7 @@ def test_fuzz_cli_arguments(cli, args, tmp_path_factory, capsys) -> None:
 # Evaluation: same results whatever runs the games
 
 
+@pytest.mark.slow
 def test_evaluation_does_not_depend_on_workers_or_backend() -> None:
     one = evaluate.evaluate("greedy", ["random"], 130, workers=1, seed=3)
     two = evaluate.evaluate("greedy", ["random"], 130, workers=2, seed=3)
@@ -285,6 +287,7 @@ def test_wall_budget() -> None:
     assert not fresh.expired() and 599 < fresh.left() <= 600
 
 
+@pytest.mark.slow
 def test_warm_start_counts_against_the_wall_limit(tmp_path) -> None:
     """A warm start far bigger than the wall budget stops at the limit, and PPO then stops at once."""
     cfg = C.from_dict(

@@ -10,8 +10,8 @@ Latency: every agent answers the same ``--states`` positions, sampled from
 games between random agents (2, 3 and 4 players, of the ``--modules``
 game, all phases: main, discard, noble choice and the module decisions), less
 the player counts the agent cannot play (a 2-player PPO policy answers 2-player
-positions only); agents with ``needs_state`` get a state determinised for the
-seat on move (not timed). Reported: mean, median and 95th percentile
+positions only); agents with ``needs_state`` get their decision state
+(:func:`agents.runner.decision_state`: determinised for the seat on move; not timed). Reported: mean, median and 95th percentile
 milliseconds per ``act`` call, single process.
 
 Win rates: for each player count in ``--players`` (default 2), each agent
@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from agents import make
+from agents import build
+from agents.runner import decision_state
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
-from splendor_env.determinize import determinize
 from splendor_env.observation import obs_dim, observe
 from training.backend import check_backend
 from training.cli import CliError, check_game_args, run_cli
@@ -83,12 +83,12 @@ def decision_inputs(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 
 def latency(spec: str, states: Sequence[np.ndarray], seed: int = 0) -> dict[str, float]:
     """Milliseconds per ``act`` over ``states`` (after one warm-up call)."""
-    agent = make(spec, seed=seed)
+    agent = build(spec, seed=seed)
     rng = np.random.default_rng(seed)
     times = []
     for i, s in enumerate([states[0], *states]):
         obs, mask, seat = decision_inputs(s)
-        det = determinize(s, seat, rng) if agent.needs_state else None
+        det = decision_state(agent, s, seat, rng)  # not timed: the table would deal it
         t0 = time.perf_counter()
         agent.act(obs, mask, det)
         if i:  # the first call only warms up (numba loads, model build)
@@ -126,14 +126,14 @@ def run_bench(
     results: dict[str, Any] = {}
     columns = [(a, n) for n in players for a in anchors]
     for spec in specs:
-        agent = make(spec)
+        agent = build(spec)
         counts = [n for n in (2, 3, 4) if plays(agent, spec, n, modules) is None]
         pool = [s for n in counts for s in pools[n]]
         pick = np.random.default_rng(seed).choice(len(pool), size=min(n_states, len(pool)), replace=False)
         row: dict[str, Any] = {"latency": latency(spec, [pool[i] for i in sorted(pick)], seed)}
         row["latency"]["players"] = counts
         for anchor, n in columns:
-            playable = spec != anchor and n in counts and plays(make(anchor), anchor, n, modules) is None
+            playable = spec != anchor and n in counts and plays(build(anchor), anchor, n, modules) is None
             row[f"vs_{anchor}@{n}p"] = (
                 win_rate(spec, anchor, games, workers, seed, n, modules) if playable else None
             )
@@ -188,7 +188,7 @@ def check_inputs(args: argparse.Namespace) -> None:
     check_backend("local", None, args.workers)
     for spec in [*args.agents, *args.anchors]:
         try:
-            make(spec)
+            build(spec)
         except ImportError as exc:
             raise CliError(f"agent {spec!r}: {exc}") from None
     if args.json and (Path(args.json).is_dir() or not Path(args.json).parent.is_dir()):

@@ -20,9 +20,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError
 
+from agents.pool import SNAPSHOTS  # pool spec meaning "a frozen past copy of the learner"
 from splendor_env.state import DEFAULT_MAX_TURNS, MODULE_NAMES
 
-SNAPSHOTS = "snapshots"  # pool spec meaning "a frozen past copy of the learner"
 ACTIVATIONS = ("tanh", "relu", "elu", "gelu")
 POLICIES = ("mlp", "card_slots")
 SUPPORTED_MODULES: tuple[str, ...] = MODULE_NAMES  # any combination of the Cities of Splendor modules
@@ -330,11 +330,11 @@ def check_agent_spec(
     spec: str, key: str, player_counts: list[int] | None = None, modules: tuple[str, ...] = ()
 ) -> None:
     """An opponent spec must build an agent (``agents.make``) that plays the run's games."""
+    from agents import build
     from training.games import check_plays
-    from training.selfplay import make_agent
 
     try:
-        agent = make_agent(spec)
+        agent = build(spec)
     except Exception as e:  # noqa: BLE001 - any failure means the spec is unusable
         raise ConfigError(f"{key}: unknown or unusable agent spec {spec!r}: {e}") from None
     try:

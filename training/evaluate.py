@@ -19,10 +19,10 @@ must be able to play every configuration (module games need
 was trained for), or the command stops naming what differs; an opponent that
 cannot play a configuration sits out of it, and the report says why.
 
-Search agents (``needs_state``, e.g. ``mcts``) are asked one game at a time
-and given the true state determinised for their seat
-(:func:`splendor_env.determinize.determinize`), as in the tournament; the
-others act on whole batches of observations.
+Games run in :func:`agents.runner.play_batched`: search agents (``needs_state``,
+e.g. ``mcts``) are asked one game at a time and given their decision state
+(:func:`agents.runner.decision_state`: the true state determinised for their
+seat), as in the tournament; the others act on whole batches of observations.
 
 Games are played in chunks of 100, each seeded from ``(--seed, opponent,
 chunk)``: the results are the same for any ``--workers`` and on either backend.
@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
+from agents import build
 from agents.base import Agent
-from splendor_env.determinize import determinize
+from agents.runner import play_batched, rotated_seat, rotation_seating
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
@@ -105,25 +106,6 @@ class MatchResult:
         )
 
 
-def agent_actions(
-    agent: Agent,
-    venv: VectorEnv,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    player: np.ndarray,
-    ids: np.ndarray,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """``agent``'s actions in the batched games ``ids``: one batch call, or for a search agent
-    (``needs_state``) one call per game on a state determinised for the seat on move."""
-    if agent.needs_state:
-        return np.array(
-            [agent.act(obs[b], mask[b], determinize(venv.states[b], int(player[b]), rng)) for b in ids],
-            dtype=np.int64,
-        )
-    return np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
-
-
 def play_match(
     candidate: Agent,
     opponent: Agent,
@@ -135,47 +117,36 @@ def play_match(
     first_game: int = 0,
     **env_options: Any,
 ) -> MatchResult:
-    """Play ``games`` seat-rotated games (game ``g`` -> candidate seat ``(first_game + g) % n``)."""
+    """Play ``games`` seat-rotated games (game ``g`` -> candidate seat ``(first_game + g) % n``).
+
+    The games run in :func:`agents.runner.play_batched` (``batch`` at a time);
+    search agents get their decision states from ``default_rng([seed, first_game, 7])``.
+    """
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     n = num_players
-    slots = min(games, batch)
-    venv = VectorEnv(slots, n, seed=seed, copy=False, **env_options)
-    obs, mask, player = venv.reset()
-    game = np.arange(slots)  # game number per slot, -1 = slot finished
-    seat = (first_game + game) % n
-    next_game = slots
+    venv = VectorEnv(min(games, batch), n, seed=seed, copy=False, **env_options)
     result = MatchResult(opponent_name, 0, 0.0, 0, 0, 0, 0, n, tuple(venv.config.modules))
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
+
+    def on_end(game: int, _slot: int, final_state: np.ndarray, truncated: bool) -> None:
+        result.games += 1
+        if truncated:
+            result.truncated += 1
+            return
+        terminal_rewards(final_state, terminal)
+        r = terminal[rotated_seat(game, n, first_game)]
+        if r > 0:
+            result.wins += 1
+            result.score += 1.0
+        elif r == 0:
+            result.shared += 1
+            result.score += 1.0 / int((terminal[:n] == 0).sum())
+        else:
+            result.losses += 1
+
     rng = np.random.default_rng([seed, first_game, 7])  # determinisations for agents that search
-    while (game >= 0).any():
-        active = np.flatnonzero(game >= 0)
-        mine = player[active] == seat[active]
-        for ids, agent in ((active[mine], candidate), (active[~mine], opponent)):
-            if ids.size == 0:
-                continue
-            actions = agent_actions(agent, venv, obs, mask, player, ids, rng)
-            obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
-            for b in ids[term[ids] | trunc[ids]]:
-                result.games += 1
-                if trunc[b]:
-                    result.truncated += 1
-                else:
-                    terminal_rewards(info["final_state"][b], terminal)
-                    r = terminal[seat[b]]
-                    if r > 0:
-                        result.wins += 1
-                        result.score += 1.0
-                    elif r == 0:
-                        result.shared += 1
-                        result.score += 1.0 / int((terminal[:n] == 0).sum())
-                    else:
-                        result.losses += 1
-                if next_game < games:
-                    game[b], seat[b] = next_game, (first_game + next_game) % n
-                    next_game += 1
-                else:
-                    game[b] = -1
+    play_batched(venv, (candidate, opponent), rotation_seating(games, n, first_game), rng, on_end)
     return result
 
 
@@ -183,30 +154,38 @@ CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a wo
 
 
 def model_path(spec: str) -> str | None:
-    """The checkpoint a candidate names (``models/x.zip`` or ``ppo:models/x.zip``), else ``None``."""
-    path = spec[4:].strip() if spec.startswith("ppo:") else spec
-    return path if path.endswith(".zip") or Path(path).is_file() else None
+    """The checkpoint file a candidate names, else ``None`` (an agent spec such as ``greedy``).
+
+    ``x.zip``, ``ppo:x.zip``, a shipped name (``ppo_2p``, ``ppo:ppo_2p``) or an old
+    ``models/ppo_2p.zip`` all resolve through :func:`agents.models.resolve_model`,
+    so the shipped models are found from any folder and from an installed wheel.
+    A ``.zip`` (or ``ppo:`` path) that does not exist comes back as given, for
+    :func:`~training.model_file.model_zip_problem` to report.
+    """
+    from agents.models import resolve_model
+
+    is_ppo = spec.startswith("ppo:")
+    path = spec[4:].strip() if is_ppo else spec
+    try:
+        return str(resolve_model(path))
+    except FileNotFoundError:
+        return path if is_ppo or path.endswith(".zip") else None
 
 
-def _candidate(spec: str, deterministic: bool, seed: int) -> Agent:
-    from training.selfplay import make_agent
-
+def candidate_spec(spec: str, deterministic: bool) -> tuple[str, dict[str, Any]]:
+    """The spec and options :func:`agents.build` gets for a candidate: a checkpoint (:func:`model_path`)
+    is ``ppo:PATH`` played ``deterministic`` (argmax) or sampled; any other spec as is, without options."""
     path = model_path(spec)
-    if path is not None:
-        from agents.ppo import PPOAgent
-
-        return PPOAgent(path, deterministic=deterministic, seed=seed)
-    return make_agent(spec, seed=seed)
+    return (spec, {}) if path is None else (f"ppo:{path}", {"deterministic": deterministic})
 
 
 def _worker(job: dict[str, Any]) -> MatchResult:
     import torch
 
-    from training.selfplay import make_agent
-
     torch.set_num_threads(1)
-    cand = _candidate(job["candidate"], job["deterministic"], job["seed"])
-    opp = make_agent(job["opponent"], seed=job["seed"] + 1)
+    spec, options = candidate_spec(job["candidate"], job["deterministic"])
+    cand = build(spec, seed=job["seed"], **options)
+    opp = build(job["opponent"], seed=job["seed"] + 1)
     modules = tuple(job.get("modules", ()))
     check_plays(cand, job["candidate"], job["players"], modules)
     check_plays(opp, job["opponent"], job["players"], modules)
@@ -273,9 +252,8 @@ def sit_outs(
 ) -> dict[tuple[int, str], str]:
     """``{(player count, opponent): why}`` for every opponent that cannot play that configuration."""
     from training.games import plays
-    from training.selfplay import make_agent
 
-    built = {spec: make_agent(spec) for spec in opponents}
+    built = {spec: build(spec) for spec in opponents}
     out = {}
     for n in player_list(players):
         for spec, agent in built.items():
@@ -325,8 +303,6 @@ def evaluate(
 
 def check_inputs(args: argparse.Namespace) -> None:
     """Refuse bad arguments before any game is played or file written (messages name the argument)."""
-    from training.selfplay import make_agent
-
     for name, value, low in (("--games", args.games, 1), ("--seed", args.seed, 0)):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
@@ -336,7 +312,8 @@ def check_inputs(args: argparse.Namespace) -> None:
         problem = model_zip_problem(model_path(args.candidate))
         if problem:
             raise CliError(f"candidate: {problem}")
-    candidate = _candidate(args.candidate, True, 0)
+    spec, options = candidate_spec(args.candidate, True)
+    candidate = build(spec, seed=0, **options)
     for n in args.players:  # the candidate must play every configuration: say what differs
         try:
             check_plays(candidate, args.candidate, n, tuple(args.modules))
@@ -345,7 +322,7 @@ def check_inputs(args: argparse.Namespace) -> None:
                 f"candidate {args.candidate!r} cannot play {config_label(n, args.modules)}: {exc}"
             ) from None
     for spec in args.opponents:
-        make_agent(spec)
+        build(spec)
     skip = sit_outs(args.opponents, args.players, tuple(args.modules))
     for n in args.players:
         if all((n, spec) in skip for spec in args.opponents):

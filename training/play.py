@@ -21,20 +21,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import agents
 import splendor_env
+from agents import runner
 from agents.human import QuitGame
-from splendor_env.gym_env import agent_state
+from agents.models import resolve_model
 from training.cli import CliError, run_cli
 from training.games import check_plays
-from training.records import game_result, write_records
+from training.records import write_records
 
-SHIPPED_POLICY = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
+#: The shipped 2-player base-game policy (package data: :mod:`agents.models`).
+SHIPPED_POLICY = resolve_model("ppo_2p")
 
 
 def default_agents() -> list[str]:
@@ -50,44 +51,30 @@ def play_game(
     max_turns: int | None = None,
     modules: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """Play one game through the AEC env; returns the final snapshot, rewards and the actions."""
+    """Play one game (:mod:`agents.runner`); returns the final snapshot, rewards, the actions and the record.
+
+    Seat ``i`` is ``specs[i]`` seeded with ``seed * 101 + i``; determinisations
+    for search agents come from ``default_rng(seed)``.
+    """
     options: dict[str, Any] = {} if max_turns is None else {"max_turns": max_turns}
     env = splendor_env.env(num_players=len(specs), render_mode="ansi", modules=tuple(modules), **options)
     env.reset(seed=seed)
-    players = {
-        agent: agents.make(spec, seed=seed * 101 + i)
-        for i, (agent, spec) in enumerate(zip(env.possible_agents, specs, strict=True))
-    }
-    rng = np.random.default_rng(seed)
-    rewards: dict[str, float] = {}
-    actions: list[int] = []
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        if term or trunc:
-            rewards[agent] = float(reward)
-            env.step(None)
-            continue
+    agent_seeds = [seed * 101 + i for i in range(len(specs))]
+    players = [agents.build(spec, seed=s) for spec, s in zip(specs, agent_seeds, strict=True)]
+
+    def before_move(env: Any, seat: int) -> None:
         if render == "every" and verbose:
             print(env.render() + "\n")
-        policy = players[agent]
-        state = agent_state(policy, env.game_state, env.possible_agents.index(agent), rng)
-        action = int(policy.act(obs["observation"], obs["action_mask"], state=state))
-        actions.append(action)
+
+    def on_move(env: Any, seat: int, action: int) -> None:
         if verbose:
-            print(f"{agent} ({specs[env.possible_agents.index(agent)]}): {env.describe_action(action)}")
-        env.step(action)
+            print(f"player_{seat} ({specs[seat]}): {env.describe_action(action)}")
+
+    actions, rewards = runner.play_out(env, players, np.random.default_rng(seed), before_move, on_move)
     snapshot = env.snapshot()
     if verbose and render != "none":
         print("\n" + env.render())
-    record = {
-        "num_players": len(specs),
-        "seed": seed,
-        "max_turns": env.config.max_turns,
-        "modules": list(env.config.modules),
-        "agents": list(specs),
-        "actions": actions,
-        **game_result(env.game_state),
-    }
+    record = runner.game_record(env, seed, specs, actions, agent_seeds)
     return {"snapshot": snapshot, "rewards": rewards, "actions": actions, "record": record}
 
 
@@ -122,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     for (
         spec
     ) in args.agents:  # fail fast on a bad spec or game (modules, player count), before any game is played
-        check_plays(agents.make(spec), spec, len(args.agents), config.modules)
+        check_plays(agents.build(spec), spec, len(args.agents), config.modules)
     wins = np.zeros(len(args.agents))
     records = []
     for g in range(args.games):

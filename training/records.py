@@ -31,8 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from agents.runner import game_result
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.render import render_text
@@ -40,19 +39,6 @@ from training.cli import CliError, run_cli
 
 #: Fields compared by :func:`replay` between the record and the replayed game.
 RESULT_FIELDS = ("prestige", "cards", "winners", "truncated", "turns")
-
-
-def game_result(s: np.ndarray) -> dict[str, Any]:
-    """The result fields of a finished (or truncated) game state."""
-    n = int(s[st.N_PLAYERS])
-    offs = [st.player_offset(p) for p in range(n)]
-    return {
-        "prestige": [int(s[po + st.P_PRESTIGE]) for po in offs],
-        "cards": [int(s[po + st.P_CARDS]) for po in offs],
-        "winners": [p for p in range(n) if s[st.OUTCOME + p]],
-        "truncated": bool(s[st.PHASE] == st.PHASE_TRUNCATED),
-        "turns": int(s[st.TURN]),
-    }
 
 
 def write_records(path: str | Path, records: Iterable[dict[str, Any]]) -> int:

@@ -12,118 +12,26 @@ opponent moves first.
 Rewards are the learner's: ``rewards[b, learner_seat]`` summed over its own
 move and all the opponent moves that follow, so a game lost on an opponent's
 move gives the learner its -1 (a classic self-play wrapper bug is to drop it).
+The pool and this routing are :mod:`agents.pool`'s (shared with the Gymnasium
+view); opponents move through :func:`agents.runner.batch_actions`, so a search
+agent in the pool (``mcts``, ``az``) gets a determinised state per game.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.base import Agent
+from agents.pool import SNAPSHOTS, LearnerReward, OpponentPool, PoolSlot
+from agents.runner import batch_actions
 from splendor_env.env import OBS_HIGH
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
-from training.games import check_plays
-
-SNAPSHOTS = "snapshots"
-
-
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build an agent from a spec through the registry (imported lazily: it may pull in torch)."""
-    import agents
-
-    return agents.make(spec, seed=seed)
-
-
-@dataclass
-class PoolSlot:
-    """One pool entry: a fixed agent, or the snapshot family (``agent is None``)."""
-
-    spec: str
-    weight: float
-    final_weight: float
-    agent_index: int = -1  # index into OpponentPool.agents (fixed agents only)
-
-
-class OpponentPool:
-    """Weighted opponent entries; ``"snapshots"`` draws uniformly among recent learner copies.
-
-    ``entries`` are ``(spec, weight, final_weight)``; a spec may also be an
-    :class:`~agents.base.Agent` instance (scripted opponents in tests).
-    """
-
-    def __init__(
-        self,
-        entries: Sequence[tuple[str | Agent, float, float | None]],
-        max_snapshots: int = 10,
-        snapshot_deterministic: bool = False,
-        seed: int | None = None,
-    ) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.seed = 0 if seed is None else seed
-        self.agents: list[Agent] = []
-        self.labels: list[str] = []
-        self.slots: list[PoolSlot] = []
-        for spec, weight, final_weight in entries:
-            label = spec.name if isinstance(spec, Agent) else spec
-            slot = PoolSlot(label, float(weight), float(weight if final_weight is None else final_weight))
-            if isinstance(spec, Agent):
-                slot.agent_index = self._add_agent(spec, label)
-            elif spec != SNAPSHOTS:
-                slot.agent_index = self._add_agent(make_agent(spec, seed=self.seed + len(self.agents)), spec)
-            self.slots.append(slot)
-        self.max_snapshots = max_snapshots
-        self.snapshot_deterministic = snapshot_deterministic
-        self.snapshot_paths: list[str] = []
-        self._snapshot_indices: list[int] = []  # agent indices of the active snapshots
-        self.progress = 0.0
-
-    def _add_agent(self, agent: Agent, label: str) -> int:
-        self.agents.append(agent)
-        self.labels.append(label)
-        return len(self.agents) - 1
-
-    def add_snapshot(self, path: str | Path) -> None:
-        """Freeze a saved learner checkpoint as an opponent; only the newest ``max_snapshots`` stay active."""
-        from agents.ppo import PPOAgent
-
-        agent = PPOAgent(
-            path, deterministic=self.snapshot_deterministic, seed=self.seed + 1000 + len(self.agents)
-        )
-        self._snapshot_indices.append(self._add_agent(agent, SNAPSHOTS))
-        self.snapshot_paths.append(str(path))
-        del self._snapshot_indices[: -self.max_snapshots]
-        del self.snapshot_paths[: -self.max_snapshots]
-        # Evicted snapshots stay in self.agents (games in progress may use them) but are no longer drawn.
-
-    def weights(self) -> np.ndarray:
-        """Current entry weights (linear schedule over training progress; empty snapshot entry = 0)."""
-        w = np.array([s.weight + (s.final_weight - s.weight) * self.progress for s in self.slots])
-        for i, s in enumerate(self.slots):
-            if s.spec == SNAPSHOTS and not self._snapshot_indices:
-                w[i] = 0.0
-        if w.sum() <= 0:
-            raise RuntimeError("opponent pool has no drawable entry (only 'snapshots' and none saved yet?)")
-        return w / w.sum()
-
-    def draw(self, n: int) -> np.ndarray:
-        """``n`` opponent agent indices."""
-        entry = self.rng.choice(len(self.slots), size=n, p=self.weights())
-        out = np.empty(n, dtype=np.int64)
-        for i, e in enumerate(entry):
-            slot = self.slots[e]
-            if slot.spec == SNAPSHOTS:
-                out[i] = self._snapshot_indices[self.rng.integers(len(self._snapshot_indices))]
-            else:
-                out[i] = slot.agent_index
-        return out
 
 
 class _MaskedVecEnvPlumbing:
@@ -183,10 +91,9 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
         self.pool = pool
         self.num_players = num_players
         self.modules = tuple(self.venv.config.modules)
-        for k, agent in enumerate(pool.agents):
-            if pool.labels[k] != SNAPSHOTS:
-                check_plays(agent, pool.labels[k], num_players, self.modules)
+        pool.check_game(num_players, self.modules)
         self.rng = np.random.default_rng(seed)
+        self.state_rng = np.random.default_rng(None if seed is None else [seed, 7])  # determinisations
         self._seed = seed
         obs_space = spaces.Box(0.0, OBS_HIGH, (self.venv.obs_dim,), np.float32)
         super().__init__(num_envs, obs_space, spaces.Discrete(self.venv.num_actions))
@@ -214,17 +121,13 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
         terminal_rewards(state, self._terminal)
         return float(self._terminal[seat])
 
-    def _after_step(self, ids: np.ndarray, out: tuple, acc: dict[str, np.ndarray], infos: list[dict]) -> None:
+    def _after_step(self, ids: np.ndarray, out: tuple, acc: LearnerReward, infos: list[dict]) -> None:
         """Credit the learner's rewards for games ``ids``; finish and replace games that ended."""
         obs, mask, player, rewards, term, trunc, info = out
         self._obs, self._mask, self._player = obs, mask, player
-        seat = self.seat[ids]
-        live = ~acc["done"][ids]  # a game that already ended this step: later moves belong to the next one
-        acc["reward"][ids] += np.where(live, rewards[ids, seat], 0.0)
-        ended = ids[(term[ids] | trunc[ids]) & live]
+        ended = acc.credit(ids, rewards[ids, self.seat[ids]], term[ids] | trunc[ids])
         for b in ended:
             s = int(self.seat[b])
-            acc["done"][b] = True
             info_b = infos[b]
             info_b["terminal_observation"] = info["final_observation"][b, s].copy()
             info_b["TimeLimit.truncated"] = bool(trunc[b])
@@ -232,14 +135,14 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
             others = [self.pool.labels[k] for k in self.opp[b] if k >= 0]
             info_b["opponent"] = others[0] if len(set(others)) == 1 else "mixed"
             info_b["episode"] = {
-                "r": float(self.ep_return[b] + acc["reward"][b]),
+                "r": float(self.ep_return[b] + acc.reward[b]),
                 "l": int(self.ep_length[b]),
             }
         restarted = ids[term[ids] | trunc[ids]]
         if restarted.size:
             self._new_games(restarted)
 
-    def _play_opponents(self, acc: dict[str, np.ndarray], infos: list[dict]) -> None:
+    def _play_opponents(self, acc: LearnerReward, infos: list[dict]) -> None:
         """Play opponent moves, batched per opponent, until the learner is on move in every game."""
         while True:
             waiting = np.flatnonzero(self._player != self.seat)
@@ -248,21 +151,27 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
             who = self.opp[waiting, self._player[waiting]]
             for k in np.unique(who):
                 ids = waiting[who == k]
-                actions = self.pool.agents[k].act_batch(self._obs[ids], self._mask[ids])
-                self._after_step(ids, self.venv.step(np.asarray(actions, dtype=np.int64), ids), acc, infos)
+                actions = batch_actions(
+                    self.pool.agents[k],
+                    self.venv.states,
+                    self._obs,
+                    self._mask,
+                    self._player,
+                    ids,
+                    self.state_rng,
+                )
+                self._after_step(ids, self.venv.step(actions, ids), acc, infos)
                 self.opponent_steps += ids.size
 
-    def _new_acc(self) -> dict[str, np.ndarray]:
-        return {
-            "reward": np.zeros(self.num_envs, dtype=np.float64),
-            "done": np.zeros(self.num_envs, dtype=bool),
-        }
+    def _new_acc(self) -> LearnerReward:
+        return LearnerReward(self.num_envs)
 
     # -- VecEnv API --------------------------------------------------------------
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds[0] is not None else self._seed
         if self._seeds[0] is not None:
             self.rng = np.random.default_rng(seed)
+            self.state_rng = np.random.default_rng([seed, 7])
         self._obs, self._mask, self._player = self.venv.reset(seed=seed)
         self._new_games(np.arange(self.num_envs))
         self._play_opponents(self._new_acc(), [{} for _ in range(self.num_envs)])
@@ -279,8 +188,8 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
         everyone = np.arange(self.num_envs)
         self._after_step(everyone, self.venv.step(self._actions, everyone), acc, infos)
         self._play_opponents(acc, infos)
-        self.ep_return += np.where(acc["done"], 0.0, acc["reward"])
-        return self._obs.copy(), acc["reward"].astype(np.float32), acc["done"].copy(), infos
+        self.ep_return += np.where(acc.done, 0.0, acc.reward)
+        return self._obs.copy(), acc.reward.astype(np.float32), acc.done.copy(), infos
 
     def action_masks(self) -> np.ndarray:
         """Legal moves of the learner in every game, ``bool[B, num_actions]`` (MaskablePPO reads this)."""
@@ -352,3 +261,6 @@ class MixedSelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
 
     def action_masks(self) -> np.ndarray:
         return np.concatenate([part.action_masks() for part in self.parts])
+
+
+__all__ = ["SNAPSHOTS", "MixedSelfPlayVecEnv", "OpponentPool", "PoolSlot", "SelfPlayVecEnv"]

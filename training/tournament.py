@@ -29,8 +29,8 @@ advantage and deal luck cancel. Deal seeds depend only on ``--seed`` and the
 deal number, so every table sees the same deals.
 
 Fairness. Agents with ``needs_state`` (MCTS) only ever get a state through
-:func:`agent_state`, which determinises the true state for the acting seat
-first: they never see a deck order or an opponent's blind reservation.
+:func:`agents.runner.decision_state`, which determinises the true state for the
+acting seat first: they never see a deck order or an opponent's blind reservation.
 
 Scoring. A sole winner scores 1; a shared victory of ``k`` players scores
 ``1/k`` each (half a win each for two co-winners); losers 0. A truncated game
@@ -44,6 +44,8 @@ played; mean anchored at 1500) for two-player tables; OpenSkill
 (Plackett-Luce, games rated in schedule order, ranks from the standings;
 ``ordinal = mu - 3 sigma``) for three- and four-player tables; an agent
 seated twice is rated as two teams and takes the mean of their updates.
+The statistics live in :mod:`training.ratings`, the tables, CSV files and
+figure in :mod:`training.tournament_report` (both re-exported here).
 
 Output in ``--out``: ``summary.json`` (everything), ``winrates.csv``
 (pairwise matrix with intervals), ``ratings.csv``, ``tournament.png``
@@ -54,7 +56,6 @@ Output in ``--out``: ``summary.json`` (everything), ``winrates.csv``
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
 import math
@@ -67,15 +68,22 @@ from typing import Any
 
 import numpy as np
 
-from agents import Agent, make
+from agents import Agent, build, make, runner
 from splendor_env import state as st
-from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
 from training.backend import BACKENDS, check_backend, chunks, map_jobs
 from training.cli import CliError, check_game_args, run_cli
 from training.games import config_label, plays
-from training.records import game_result, write_records
-from training.stats import Z95, clean_number, wilson
+from training.ratings import (  # re-exported: the statistics used to live here
+    bradley_terry_elo,
+    elo_intervals,
+    openskill_ratings,
+    pair_score_tensor,
+    pairwise_scores,
+)
+from training.records import write_records
+from training.stats import wilson  # re-exported
+from training.tournament_report import figure, format_tables, plot, summarise, write_outputs
 
 
 @dataclass(frozen=True)
@@ -162,46 +170,39 @@ def schedule(
 
 
 def agent_state(env: raw_env, seat: int, rng: np.random.Generator) -> np.ndarray:
-    """The only state a search agent is given: the true state determinised for ``seat``."""
+    """Deprecated: the true state of ``env`` determinised for ``seat``; use :func:`agents.runner.decision_state`."""
+    import warnings
+
+    from splendor_env.determinize import determinize
+
+    warnings.warn(
+        "training.tournament.agent_state is deprecated: use agents.runner.decision_state",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return determinize(env.state(), seat, rng)
 
 
 def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:
-    """Play one game through the AEC env; returns its record (see :mod:`training.records`)."""
-    n = len(task.specs)
-    env = raw_env(num_players=n, max_turns=task.max_turns, modules=task.modules)
-    env.reset(seed=task.seed)
-    for agent, s in zip(seat_agents, task.agent_seeds, strict=True):
-        agent.seed(s)
-    rng = np.random.default_rng([task.seed, task.index, 7])
-    actions: list[int] = []
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        seat = int(name.rsplit("_", 1)[1])
-        agent = seat_agents[seat]
-        state = agent_state(env, seat, rng) if agent.needs_state else None
-        action = int(agent.act(obs["observation"], obs["action_mask"], state))
-        env.step(action)
-        actions.append(action)
-    record = {
-        "num_players": n,
-        "seed": task.seed,
-        "max_turns": task.max_turns,
-        "modules": list(task.modules),
-        "agents": list(task.specs),
-        "agent_seeds": list(task.agent_seeds),
-        "actions": actions,
-        **game_result(env.game_state),
+    """Play one game through the AEC env (:func:`agents.runner.play_game`); returns its record
+    (see :mod:`training.records`) with the schedule's bookkeeping."""
+    record = runner.play_game(
+        seat_agents,
+        task.seed,
+        labels=task.specs,
+        agent_seeds=task.agent_seeds,
+        max_turns=task.max_turns,
+        modules=task.modules,
+        rng=np.random.default_rng([task.seed, task.index, 7]),
+    )
+    return {
+        **record,
         "index": task.index,
         "table": task.table,
         "deal": task.deal,
         "seating": task.seating,
         "agent_ids": list(task.agent_ids),
     }
-    return record
 
 
 _WORKER_AGENTS: dict[tuple[str, int], Agent] = {}
@@ -213,7 +214,7 @@ def run_task(task: GameTask) -> dict[str, Any]:
     for seat, spec in enumerate(task.specs):
         key = (spec, seat)
         if key not in _WORKER_AGENTS:
-            _WORKER_AGENTS[key] = make(spec)
+            _WORKER_AGENTS[key] = build(spec)
         seat_agents.append(_WORKER_AGENTS[key])
     return play_game(task, seat_agents)
 
@@ -253,325 +254,11 @@ def run_tasks(
     return [record for part in parts for record in part]
 
 
-# ---------------------------------------------------------------------------
-# Statistics
-
-
-def win_shares(record: dict[str, Any]) -> list[float]:
-    """Per seat: 1 for a sole winner, 1/k for each of k co-winners, else 0."""
-    winners = record["winners"]
-    return [1.0 / len(winners) if p in winners else 0.0 for p in range(record["num_players"])]
-
-
-def pairwise_scores(record: dict[str, Any]) -> list[tuple[int, int, float]]:
-    """``(seat_i, seat_j, score of i against j)`` for every ordered pair of seats."""
-    n = record["num_players"]
-    key = [(p in record["winners"], record["prestige"][p], -record["cards"][p]) for p in range(n)]
-    out = []
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                out.append((i, j, 1.0 if key[i] > key[j] else (0.0 if key[i] < key[j] else 0.5)))
-    return out
-
-
-def bradley_terry_elo(wins: np.ndarray, prior: float = 0.5, iters: int = 10_000) -> np.ndarray:
-    """Batch Elo from pairwise wins ``wins[..., i, j]`` (i over j, half for draws).
-
-    Minorisation-maximisation for the Bradley-Terry strengths; ``prior`` wins
-    are added each way to every pair that met, so a perfect record stays
-    finite. The mean rating is anchored at 1500. Leading axes are independent
-    fits (the bootstrap fits all its resamples at once).
-    """
-    games = wins + np.swapaxes(wins, -1, -2)
-    w = wins + prior * (games > 0)
-    n = w + np.swapaxes(w, -1, -2)
-    p = np.ones(wins.shape[:-1])
-    total = w.sum(axis=-1)
-    for _ in range(iters):
-        denom = (n / (p[..., :, None] + p[..., None, :])).sum(axis=-1)
-        new = np.where(denom > 0, total / np.where(denom > 0, denom, 1.0), p)
-        new /= np.exp(np.mean(np.log(new), axis=-1, keepdims=True))
-        done = np.max(np.abs(new - p)) < 1e-10
-        p = new
-        if done:
-            break
-    elo = 400.0 * np.log10(p)
-    return elo - elo.mean(axis=-1, keepdims=True) + 1500.0
-
-
-def pair_score_tensor(records: Sequence[dict[str, Any]], num_agents: int) -> np.ndarray:
-    """Per game, the head-to-head scores between distinct agents: shape ``(games, agents, agents)``."""
-    out = np.zeros((len(records), num_agents, num_agents))
-    for r, rec in enumerate(records):
-        ids = rec["agent_ids"]
-        for i, j, score in pairwise_scores(rec):
-            if ids[i] != ids[j]:
-                out[r, ids[i], ids[j]] += score
-    return out
-
-
-def elo_intervals(per_game: np.ndarray, rounds: int = 1000, seed: int = 0, level: float = 0.95) -> np.ndarray:
-    """Percentile bootstrap interval of each Bradley-Terry Elo: ``(agents, 2)``.
-
-    Games are resampled with replacement ``rounds`` times with a fixed seed, so
-    the interval is reproducible; ``per_game`` comes from :func:`pair_score_tensor`.
-    """
-    n, k, _ = per_game.shape
-    if n == 0:
-        return np.full((k, 2), np.nan)
-    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=rounds)
-    elos = bradley_terry_elo(np.tensordot(counts.astype(float), per_game, axes=1))
-    tail = 100 * (1 - level) / 2
-    return np.percentile(elos, [tail, 100 - tail], axis=0).T
-
-
-def openskill_ratings(records: Sequence[dict[str, Any]], num_agents: int) -> list[dict[str, float]]:
-    """Plackett-Luce OpenSkill ratings, one team per seat, games rated in record order."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = [model.rating(name=str(i)) for i in range(num_agents)]
-    for rec in records:
-        ids = rec["agent_ids"]
-        if len(set(ids)) < 2:
-            continue
-        n = rec["num_players"]
-        key = [(p in rec["winners"], rec["prestige"][p], -rec["cards"][p]) for p in range(n)]
-        order = sorted(set(key), reverse=True)
-        ranks = [order.index(k) + 1 for k in key]
-        # An agent seated twice plays as two teams sharing one rating: update with the mean change.
-        teams = [[ratings[a]] for a in ids]
-        new = model.rate(teams, ranks=ranks)
-        for a in set(ids):
-            seats = [p for p in range(n) if ids[p] == a]
-            ratings[a].mu = float(np.mean([new[p][0].mu for p in seats]))
-            ratings[a].sigma = float(np.mean([new[p][0].sigma for p in seats]))
-    return [
-        {
-            "mu": r.mu,
-            "sigma": r.sigma,
-            "ordinal": r.mu - 3 * r.sigma,
-            "ci95": [r.mu - Z95 * r.sigma, r.mu + Z95 * r.sigma],
-        }
-        for r in ratings
-    ]
-
-
-def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Win-rate matrix, per-agent win rates and ratings from game records."""
-    k = len(specs)
-    pair_score = np.zeros((k, k))
-    pair_games = np.zeros((k, k))
-    wins = np.zeros(k)
-    seats_played = np.zeros(k)
-    for rec in records:
-        ids = rec["agent_ids"]
-        for p, share in enumerate(win_shares(rec)):
-            wins[ids[p]] += share
-            seats_played[ids[p]] += 1
-        for i, j, score in pairwise_scores(rec):
-            if ids[i] != ids[j]:
-                pair_score[ids[i], ids[j]] += score
-                pair_games[ids[i], ids[j]] += 1
-    matrix = []
-    for i in range(k):
-        row = []
-        for j in range(k):
-            n = pair_games[i, j]
-            rate = pair_score[i, j] / n if n else None
-            lo, hi = wilson(pair_score[i, j], n) if n else (None, None)
-            row.append({"score": pair_score[i, j], "games": n, "rate": rate, "ci95": [lo, hi]})
-        matrix.append(row)
-    players = records[0]["num_players"] if records else 2
-    agents_out = []
-    for i, spec in enumerate(specs):
-        lo, hi = wilson(wins[i], seats_played[i])
-        agents_out.append(
-            {
-                "agent": spec,
-                "games": int(seats_played[i]),
-                "wins": float(wins[i]),
-                "win_rate": wins[i] / seats_played[i] if seats_played[i] else None,
-                "ci95": [lo, hi],
-            }
-        )
-    if players == 2:
-        intervals = elo_intervals(pair_score_tensor(records, k))
-        for a, elo, (lo, hi) in zip(agents_out, bradley_terry_elo(pair_score), intervals, strict=True):
-            a["elo"] = float(elo)
-            a["elo_ci95"] = [float(lo), float(hi)]
-    else:
-        for a, r in zip(agents_out, openskill_ratings(records, k), strict=True):
-            a["openskill"] = r
-    return {
-        "agents": list(specs),
-        "players": players,
-        "games": len(records),
-        "mean_turns": float(np.mean([r["turns"] for r in records])) if records else 0.0,
-        "truncated": int(sum(r["truncated"] for r in records)),
-        "matrix": matrix,
-        "ratings": agents_out,
-        "rating_kind": "bradley-terry elo" if players == 2 else "openskill plackett-luce",
-        "rating_interval": (
-            "95% percentile bootstrap over games (1000 resamples, seed 0)"
-            if players == 2
-            else "mu +- 1.96 sigma"
-        ),
-    }
+win_shares = runner.win_shares  # kept importable from here; the one definition is the runner's
 
 
 # ---------------------------------------------------------------------------
-# Output
-
-
-def _pct(x: float | None) -> str:
-    return "  -  " if x is None else f"{100 * x:5.1f}"
-
-
-def format_tables(summary: dict[str, Any]) -> str:
-    """The win-rate matrix and the ratings as aligned text."""
-    specs = summary["agents"]
-    width = max(8, *(len(s) for s in specs))
-    lines = [
-        f"{summary['games']} games, {summary['players']} players"
-        f"{', modules ' + '+'.join(summary['modules']) if summary.get('modules') else ''}, "
-        f"mean {summary['mean_turns']:.1f} turns, "
-        f"{summary['truncated']} truncated",
-        "",
-        "win rate % of row against column [95% CI]",
-        " " * width + "".join(f" {s[:20]:>21}" for s in specs),
-    ]
-    for i, spec in enumerate(specs):
-        cells = []
-        for j in range(len(specs)):
-            c = summary["matrix"][i][j]
-            cell = (
-                "-" if c["rate"] is None else f"{_pct(c['rate'])} [{_pct(c['ci95'][0])},{_pct(c['ci95'][1])}]"
-            )
-            cells.append(f" {cell:>21}")
-        lines.append(f"{spec:<{width}}" + "".join(cells))
-    lines += ["", f"ratings ({summary['rating_kind']})"]
-    head = f"{'agent':<{width}} {'games':>6} {'win %':>6} {'95% CI':>13}"
-    head += (
-        f" {'elo':>7} {'95% CI':>13}"
-        if summary["players"] == 2
-        else f" {'mu':>7} {'sigma':>6} {'ordinal':>8} {'mu 95% CI':>15}"
-    )
-    lines.append(head)
-    for r in sorted(summary["ratings"], key=_rating_key, reverse=True):
-        line = (
-            f"{r['agent']:<{width}} {r['games']:>6} {_pct(r['win_rate']):>6} "
-            f"{_pct(r['ci95'][0]):>6}-{_pct(r['ci95'][1]).strip():<6}"
-        )
-        if "elo" in r:
-            lo, hi = r["elo_ci95"]
-            line += f" {r['elo']:7.0f} {f'{lo:.0f}-{hi:.0f}':>13}"
-        else:
-            o = r["openskill"]
-            lo, hi = o["ci95"]
-            line += f" {o['mu']:7.2f} {o['sigma']:6.2f} {o['ordinal']:8.2f} {f'{lo:.2f}-{hi:.2f}':>15}"
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def _rating_key(r: dict[str, Any]) -> float:
-    return r["elo"] if "elo" in r else r["openskill"]["ordinal"]
-
-
-def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
-    """``summary.json``, ``winrates.csv``, ``ratings.csv`` and ``tournament.png`` in ``out``.
-
-    CSV numbers are fixed-point (rates and intervals 4 decimals, Elo 1, OpenSkill 3).
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "summary.json", out / "winrates.csv", out / "ratings.csv", out / "tournament.png"]
-    paths[0].write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    with open(paths[1], "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["agent", "opponent", "games", "score", "win_rate", "ci95_low", "ci95_high"])
-        for i, a in enumerate(summary["agents"]):
-            for j, b in enumerate(summary["agents"]):
-                c = summary["matrix"][i][j]
-                if c["games"]:
-                    nums = [c["score"], c["rate"], *c["ci95"]]
-                    w.writerow([a, b, int(c["games"]), *(clean_number(x) for x in nums)])
-    with open(paths[2], "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        cols = ["agent", "games", "wins", "win_rate", "ci95_low", "ci95_high"]
-        two = summary["players"] == 2
-        extra = (
-            ["elo", "elo_ci95_low", "elo_ci95_high"]
-            if two
-            else ["mu", "sigma", "ordinal", "mu_ci95_low", "mu_ci95_high"]
-        )
-        w.writerow(cols + extra)
-        for r in summary["ratings"]:
-            vals = [
-                r["agent"],
-                r["games"],
-                *(clean_number(x) for x in (r["wins"], r["win_rate"], *r["ci95"])),
-            ]
-            if two:
-                vals += [clean_number(x, 1) for x in (r["elo"], *r["elo_ci95"])]
-            else:
-                o = r["openskill"]
-                vals += [clean_number(x, 3) for x in (o["mu"], o["sigma"], o["ordinal"], *o["ci95"])]
-            w.writerow(vals)
-    plot(summary, paths[3])
-    return paths
-
-
-def figure(summary: dict[str, Any]) -> Any:
-    """Win-rate heatmap (percent, colour bar 0-100) and ratings with 95% intervals (matplotlib Figure)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    specs = summary["agents"]
-    k = len(specs)
-    grid = np.full((k, k), np.nan)
-    for i in range(k):
-        for j in range(k):
-            rate = summary["matrix"][i][j]["rate"]
-            if rate is not None:
-                grid[i, j] = 100.0 * rate
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * k, 3 + 0.6 * k))
-    im = ax1.imshow(grid, vmin=0, vmax=100, cmap="RdYlGn")
-    ax1.set_xticks(range(k), specs, rotation=45, ha="right")
-    ax1.set_yticks(range(k), specs)
-    for i in range(k):
-        for j in range(k):
-            if not np.isnan(grid[i, j]):
-                ax1.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=9)
-    ax1.set_title("win rate of row vs column")
-    fig.colorbar(im, ax=ax1, fraction=0.046, label="win rate (%)")
-    if summary["players"] == 2:
-        vals = np.array([r["elo"] for r in summary["ratings"]])
-        bounds = np.array([r["elo_ci95"] for r in summary["ratings"]])
-        yerr = np.abs(bounds.T - vals)  # asymmetric: below, above
-        ax2.bar(range(k), vals - 1500, bottom=1500, yerr=yerr, capsize=4, color="tab:blue")
-        ax2.axhline(1500, color="grey", lw=0.8)
-        ax2.set_title("Bradley-Terry Elo (mean 1500, 95% bootstrap interval)")
-    else:
-        mus = [r["openskill"]["mu"] for r in summary["ratings"]]
-        sig = [r["openskill"]["sigma"] for r in summary["ratings"]]
-        ax2.bar(range(k), mus, yerr=[Z95 * s for s in sig], color="tab:blue", capsize=4)
-        ax2.set_title("OpenSkill mu (95% interval: 1.96 sigma)")
-    ax2.set_xticks(range(k), specs, rotation=45, ha="right")
-    fig.suptitle(f"{summary['players']}-player tournament, {summary['games']} games")
-    fig.tight_layout()
-    return fig
-
-
-def plot(summary: dict[str, Any], path: Path) -> None:
-    """Write :func:`figure` as a PNG."""
-    import matplotlib.pyplot as plt
-
-    fig = figure(summary)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+# Command line
 
 
 def check_inputs(
@@ -814,10 +501,14 @@ __all__ = [
     "format_tables",
     "main",
     "openskill_ratings",
+    "pair_score_tensor",
+    "pairwise_scores",
     "play_game",
+    "plot",
     "run_tasks",
     "run_tournament",
     "schedule",
     "summarise",
     "wilson",
+    "write_outputs",
 ]

@@ -37,7 +37,9 @@ import yaml
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
+from agents import build
 from agents.ppo import GAME_ATTR, CardSlotPolicy, PPOAgent, ScaledObs, game_record
+from agents.runner import BatchedGames
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import VectorEnv
@@ -45,7 +47,7 @@ from training import config as config_mod
 from training.cli import run_cli
 from training.config import TrainConfig
 from training.evaluate import MatchResult, play_match
-from training.selfplay import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv, make_agent
+from training.selfplay import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv
 
 POLICIES = {"mlp": "MlpPolicy", "card_slots": CardSlotPolicy}
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "gelu": torch.nn.GELU}
@@ -222,7 +224,7 @@ def evaluate_model(model: MaskablePPO, cfg: TrainConfig, games: int | None = Non
     results = []
     for n in cfg.player_counts:
         for i, spec in enumerate(cfg.eval.opponents):
-            opponent = make_agent(spec, seed=cfg.seed + 7 + i)
+            opponent = build(spec, seed=cfg.seed + 7 + i)
             results.append(
                 play_match(
                     candidate,
@@ -258,7 +260,8 @@ def teacher_dataset(
 
     pt, counts = cfg.pretrain, cfg.player_counts
     modules = tuple(cfg.modules)
-    teacher = make_agent(pt.teacher, seed=seed)
+    teacher = build(pt.teacher, seed=seed)
+    rng = np.random.default_rng([seed, 7])  # determinisations, for a teacher that searches
     games = min(cfg.n_envs, 256)
     venvs = [
         VectorEnv(games, n, seed=seed + 7919 * i, copy=False, max_turns=cfg.env.max_turns, modules=modules)
@@ -276,7 +279,9 @@ def teacher_dataset(
     for i, venv in enumerate(venvs):
         n = venv.num_players
         share_end = pt.samples * (i + 1) // len(venvs)
-        row = _teacher_games(venv, teacher, data, row, share_end, n, cfg.ppo.gamma, budget, bar, terminal)
+        row = _teacher_games(
+            venv, teacher, data, row, share_end, n, cfg.ppo.gamma, budget, bar, terminal, rng
+        )
     bar.close()
     return {k: v[:row] for k, v in data.items()}  # rows of unfinished games keep value 0
 
@@ -292,30 +297,41 @@ def _teacher_games(
     budget: WallBudget | None,
     bar: Any,
     terminal: np.ndarray,
+    rng: np.random.Generator | None = None,
 ) -> int:
-    """Fill rows ``row..end`` of ``data`` with the teacher's self-play in ``venv``; returns the next row."""
-    games = venv.num_envs
-    obs, mask, player = venv.reset()
-    open_rows: list[list[tuple[int, int]]] = [[] for _ in range(games)]  # (row, seat) of games in progress
-    while row < end and not (budget is not None and budget.expired()):
-        take = min(games, end - row)
-        ids = np.arange(take)
-        actions = teacher.act_batch(obs[ids], mask[ids])
-        rows = np.arange(row, row + take)
+    """Fill rows ``row..end`` of ``data`` with the teacher's self-play in ``venv``; returns the next row.
+
+    The games are :class:`agents.runner.BatchedGames` with the teacher in every seat (a search
+    teacher gets a state determinised from ``rng`` per game); each round plays the first
+    ``min(slots, end - row)`` games, so the data stop exactly at ``end`` and the games left
+    unfinished keep value 0.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    open_rows: list[list[tuple[int, int]]] = [[] for _ in range(venv.num_envs)]  # (row, seat) per game
+    next_row = [row]
+
+    def record(
+        ids: np.ndarray, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, player: np.ndarray
+    ) -> None:
+        rows = np.arange(next_row[0], next_row[0] + ids.size)
         data["obs"][rows], data["mask"][rows], data["action"][rows] = obs[ids], mask[ids] > 0, actions
         for b, r in zip(ids, rows, strict=True):
             open_rows[b].append((r, int(player[b])))
-        row += take
-        bar.update(take)
-        obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
-        for b in np.flatnonzero(term | trunc):
-            terminal_rewards(info["final_state"][b], terminal)
-            moves_left = np.zeros(n, np.int64)
-            for r, seat in reversed(open_rows[b]):
-                data["value"][r] = terminal[seat] * gamma ** moves_left[seat]
-                moves_left[seat] += 1
-            open_rows[b] = []
-    return row
+        next_row[0] += ids.size
+        bar.update(ids.size)
+
+    def on_end(_game: int, slot: int, final_state: np.ndarray, _truncated: bool) -> None:
+        terminal_rewards(final_state, terminal)  # all zero for a truncated game
+        moves_left = np.zeros(n, np.int64)
+        for r, seat in reversed(open_rows[slot]):
+            data["value"][r] = terminal[seat] * gamma ** moves_left[seat]
+            moves_left[seat] += 1
+        open_rows[slot] = []
+
+    games = BatchedGames(venv, [teacher], None, rng, on_end, on_actions=record)
+    while next_row[0] < end and not (budget is not None and budget.expired()):
+        games.play_round(np.arange(min(venv.num_envs, end - next_row[0])))
+    return next_row[0]
 
 
 def behaviour_cloning(

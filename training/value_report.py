@@ -12,8 +12,9 @@ What it does:
 * plays ``--games`` two-player base games between two agents (``--agents A B``,
   any :func:`agents.make` spec or a ``.zip`` path; default the shipped policy
   against ``greedy``); game ``g`` puts ``A`` in seat ``g % 2``, so both agents
-  play both seats equally often. Search agents (``needs_state``) get the state
-  determinised for their seat, as in ``training.evaluate``;
+  play both seats equally often. The games run in :func:`agents.runner.play_batched`:
+  search agents (``needs_state``) get the state determinised for their seat, as in
+  ``training.evaluate``;
 * at every *main* decision (not a discard or noble choice) records both seats'
   observations, the turn number (``TURN``: one per seat's turn, so 2 per round),
   both seats' prestige and who is on move; after the games it runs the critic of
@@ -88,15 +89,16 @@ from typing import Any
 
 import numpy as np
 
+from agents import build
 from agents.az import seat_value_difference
 from agents.base import Agent
+from agents.runner import play_batched, rotation_seating
 from splendor_env import state as st
 from splendor_env.observation import OBS_DIM, observe
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS, PHASE, PHASE_MAIN, TURN
 from training.cli import CliError, run_cli
-from training.evaluate import agent_actions
-from training.stats import clean_number, wilson
+from training.stats import bootstrap_counts, clean_number, percent, wilson
 
 #: First deal seed by default: far from every seed the shipped models were trained or selected on.
 DEFAULT_SEED = 10**9
@@ -153,46 +155,34 @@ def play_games(
 
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
-    slots = min(games, batch)
     options = {} if max_turns is None else {"max_turns": max_turns}
-    venv = VectorEnv(slots, 2, seed=seed, copy=False, **options)
-    obs, mask, player = venv.reset()
-    game = np.arange(slots)  # game number per slot, -1 = slot finished
-    next_game = slots
+    venv = VectorEnv(min(games, batch), 2, seed=seed, copy=False, **options)
     result = np.full((games, 2), np.nan)
     seat_agent = np.arange(games) % 2  # agent index in seat 0: A sits in seat g % 2
     rows_game, rows_turn, rows_mover, rows_pts, rows_obs = [], [], [], [], []
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
     pts = [st.player_offset(p) + st.P_PRESTIGE for p in range(2)]
-    rng = np.random.default_rng([seed, 7])
-    while (game >= 0).any():
-        active = np.flatnonzero(game >= 0)
-        states = venv.states
-        for b in active[states[active, PHASE] == PHASE_MAIN]:
+
+    def before_round(slots: np.ndarray, numbers: np.ndarray, states: np.ndarray, player: np.ndarray) -> None:
+        for b, g in zip(slots, numbers, strict=True):
+            if states[b, PHASE] != PHASE_MAIN:
+                continue
             two = np.empty((2, OBS_DIM), dtype=np.float32)
             observe(states[b], 0, two[0])
             observe(states[b], 1, two[1])
             rows_obs.append(two)
-            rows_game.append(game[b])
+            rows_game.append(g)
             rows_turn.append(states[b, TURN])
             rows_mover.append(player[b])
             rows_pts.append(states[b, pts])
-        seat_of_a = game[active] % 2
-        a_moves = player[active] == seat_of_a
-        for ids, agent in ((active[a_moves], agents[0]), (active[~a_moves], agents[1])):
-            if ids.size == 0:
-                continue
-            actions = agent_actions(agent, venv, obs, mask, player, ids, rng)
-            obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
-            for b in ids[term[ids] | trunc[ids]]:
-                if term[b]:
-                    terminal_rewards(info["final_state"][b], terminal)
-                    result[game[b]] = terminal[:2]
-                if next_game < games:
-                    game[b] = next_game
-                    next_game += 1
-                else:
-                    game[b] = -1
+
+    def on_end(game: int, _slot: int, final_state: np.ndarray, truncated: bool) -> None:
+        if not truncated:
+            terminal_rewards(final_state, terminal)
+            result[game] = terminal[:2]
+
+    seating = rotation_seating(games, 2)  # A (agent 0) in seat g % 2
+    play_batched(venv, agents, seating, np.random.default_rng([seed, 7]), on_end, before_round)
     n = len(rows_game)
     return Record(
         game=np.asarray(rows_game, dtype=np.int64).reshape(n),
@@ -293,7 +283,7 @@ def game_bootstrap(
     den = np.ones_like(num, dtype=np.float64) if den is None else den
     s_num, s_den = _game_sums(game, num.astype(np.float64), den.astype(np.float64))
     k = s_num.size
-    counts = np.random.default_rng(seed).multinomial(k, np.full(k, 1.0 / k), size=rounds)
+    counts = bootstrap_counts(k, rounds, seed)
     tot = counts @ s_den
     ratio = (counts @ s_num)[tot > 0] / tot[tot > 0]
     lo, hi = np.percentile(ratio, [2.5, 97.5])
@@ -433,7 +423,7 @@ def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) ->
 
 
 def _pct(x: float | None) -> str:
-    return "   -  " if x is None else f"{100 * x:5.1f}%"
+    return percent(x, "   -  ", "%")
 
 
 def _ci(ci: list[float] | None) -> str:
@@ -551,20 +541,18 @@ def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
 
 
 def shipped(path: str) -> str:
-    """``path``, or the repository's own file when ``path`` is the default and the folder is another."""
-    return str(ROOT / path) if path == DEFAULT_MODEL and not Path(path).exists() else path
+    """``path`` as a file: a shipped name (``ppo_2p``) or an old ``models/ppo_2p.zip`` is the packaged model.
 
+    Resolved by :func:`agents.models.resolve_model`, so the defaults work from any
+    folder and from an installed wheel; a path that names nothing stays as given,
+    for the file check to report.
+    """
+    from agents.models import resolve_model
 
-def build_agent(spec: str, seed: int) -> Agent:
-    """An agent from a spec (``agents.make``) or a bare ``.zip`` path (a PPO policy)."""
-    from agents import known_specs, make, parse_spec
-
-    name, rest = parse_spec(spec)
-    if name == "ppo":
-        spec = f"ppo:{shipped(rest)}"
-    elif name not in known_specs() and (spec.endswith(".zip") or Path(spec).is_file()):
-        spec = f"ppo:{shipped(spec)}"
-    return make(spec, seed=seed)
+    try:
+        return str(resolve_model(path))
+    except FileNotFoundError:
+        return path
 
 
 def load_critic(path: str) -> Any:
@@ -599,7 +587,7 @@ def check_inputs(args: argparse.Namespace) -> tuple[tuple[Agent, Agent], Any]:
     built = []
     for k, spec in enumerate(args.agents):
         try:
-            agent = build_agent(spec, seed=args.seed + k)
+            agent = build(spec, seed=args.seed + k)
             check_plays(agent, spec, 2, ())
         except (ValueError, OSError) as exc:
             raise CliError(f"--agents {spec!r}: {str(exc).splitlines()[0]}") from None
