@@ -14,30 +14,12 @@ from agents.random_agent import RandomAgent
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import CHOOSE_NOBLE, DISCARD, RESERVE_DECK
-from splendor_env.cards import CARD_COLOUR, NOBLE_REQ
 from splendor_env.determinize import determinize
-from training.bench_policies import decision_inputs, sample_states
+from tests.helpers import decision_inputs, noble_choice_state, sample_states
 from training.tournament import run_tasks, schedule
 
 # ---------------------------------------------------------------------------
 # States covering every phase
-
-
-def noble_choice_state(num_players: int, seed: int) -> np.ndarray:
-    """A position where the player on move must choose between two qualifying nobles."""
-    d = st.to_dict(st.new_state(num_players, seed))
-    req = np.maximum(NOBLE_REQ[d["nobles"][0]["noble"]], NOBLE_REQ[d["nobles"][1]["noble"]])
-    me = d["players"][d["current_player"]]
-    for colour in range(5):
-        for _ in range(int(req[colour])):
-            for deck in d["decks"]:
-                pick = next((c for c in deck if CARD_COLOUR[c] == colour), None)
-                if pick is not None:
-                    deck.remove(pick)
-                    me["purchased"].append(pick)
-                    break
-    d["phase"] = "noble"
-    return st.from_dict(d)
 
 
 def phase_states() -> dict[int, list[np.ndarray]]:
@@ -87,7 +69,7 @@ def test_known_specs_and_make() -> None:
         (
             "mcts:bogus=1",
             {},
-            "valid keys: \\['c', 'depth', 'eps', 'noise', 'rollout', 'shaping', 'sims', 'widen'\\]",
+            "valid keys: \\['c', 'depth', 'eps', 'ms', 'noise', 'rollout', 'shaping', 'sims', 'widen'\\]",
         ),
         ("mcts:sims=lots", {}, "sims='lots' is not a valid int"),
         ("mcts:sims=1.5", {}, "not a valid int"),
@@ -243,6 +225,7 @@ def test_mcts_needs_a_matching_state() -> None:
         agent.act(obs, mask, noble_choice_state(2, 0))
 
 
+@pytest.mark.slow
 def test_bench_policies_any_game() -> None:
     """Win rates per player count in a module game; a policy is timed and played only where it can play."""
     from training.bench_policies import format_bench, run_bench

@@ -26,7 +26,7 @@ from splendor_env.actions import (
 )
 from splendor_env.cards import ALL_CARD_COST, TP_DRAW_TWO
 from splendor_env.determinize import determinize
-from training.bench_policies import decision_inputs
+from tests.helpers import decision_inputs
 from training.evaluate import play_match
 
 ALL = st.MODULE_NAMES
@@ -183,6 +183,7 @@ def test_greedy_beats_random_with_all_modules() -> None:
     assert result.games == 20 and result.truncated == 0 and result.win_rate >= 0.85
 
 
+@pytest.mark.slow
 def test_mcts_small_budget_beats_random_with_all_modules() -> None:
     mcts = agents.make("mcts:sims=30,depth=40", seed=0)
     result = play_match(mcts, agents.make("random", seed=1), 4, seed=6, modules=ALL)

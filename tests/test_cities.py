@@ -1,14 +1,14 @@
-"""Cities (RULES.md 7.1): one test per rule, each from a constructed position."""
+"""Cities (docs/rules.md 7.1): one test per rule, each from a constructed position."""
 
 from __future__ import annotations
 
 import numpy as np
-from helpers import Position, base_cards, legal, phase_of, play, prestige_of
 
 from splendor_env import state as st
 from splendor_env.actions import CHOOSE_CITY, TAKE3
 from splendor_env.cards import CITY_TILE
 from splendor_env.observation import CITY_DIM, MODULE_SEAT_DIM, O_CITIES, O_MSEATS, OBS_DIM_ALL, observe
+from tests.helpers import Position, base_cards, legal, phase_of, play, prestige_of
 
 CI = ("cities",)
 WHITE, BLUE, GREEN, RED, BLACK = range(5)

@@ -2,11 +2,16 @@
 
 A single typo in a cost would silently change the game; the column sums below
 are the checks that caught the typos of the public listings.
+
+``tests/data/reference/`` is the repository's copy of the reference data (the
+files the package data was made from, README included); the shipped package
+data must equal it byte for byte, and its SHA-256 digests are pinned here so
+that an edit to the reference copy itself shows up too.
 """
 
 from __future__ import annotations
 
-import filecmp
+import hashlib
 from importlib import resources
 from pathlib import Path
 
@@ -15,7 +20,14 @@ import pytest
 
 from splendor_env import cards
 
-SHARED_DATA = Path("/work/shared/data")
+REFERENCE = Path(__file__).parent / "data" / "reference"
+REFERENCE_SHA256 = {
+    "README.md": "49a572362e1fedcbe09f8f505928373bc07f9867886326cc7244a9707647e285",
+    "cards.csv": "d48a6f504ea9c309c2ae9eb0e9c5ed962477498ee39777006fbd60d0324eacd6",
+    "cities.csv": "f0be800f7fdc0d3b4938b0571b0c5a9a97bb6ff527dd573ca09289b9e1bd8ec5",
+    "nobles.csv": "ea9be564a39a3d5553176a6f706944e715b398d21717c43a44a1a71ddf5eccb2",
+    "orient_cards.csv": "43046c15c2f61ee082d93bc286c8df173f9b9a486b9c92701b89a8a25a841898",
+}
 LEVELS = (0, 1, 2)
 
 
@@ -91,14 +103,26 @@ def test_tables_are_read_only() -> None:
         cards.CARD_COST[0, 0] = 9
 
 
-@pytest.mark.parametrize("name", ["cards.csv", "nobles.csv", "orient_cards.csv", "cities.csv"])
-def test_package_data_matches_shared_copy(name: str) -> None:
-    """The shipped CSV files are the reference files, byte for byte."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip("no shared reference data folder on this machine")
-    shared = SHARED_DATA / name
-    if not shared.exists():
-        pytest.skip(f"{name} not in the shared reference data")
-    packaged = resources.files("splendor_env.data").joinpath(name)
-    assert packaged.is_file(), f"{name} is not shipped as package data"
-    assert filecmp.cmp(str(packaged), shared, shallow=False), f"{name} differs from {shared}"
+def _package_data() -> dict[str, bytes]:
+    """The data files shipped in ``splendor_env.data`` (everything but the Python files)."""
+    folder = resources.files("splendor_env.data")
+    return {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file() and not f.name.endswith(".py")}
+
+
+def test_reference_copy_is_pinned() -> None:
+    """The reference copy holds exactly the pinned files, unchanged."""
+    assert sorted(f.name for f in REFERENCE.iterdir()) == sorted(REFERENCE_SHA256)
+    for name, digest in REFERENCE_SHA256.items():
+        assert hashlib.sha256((REFERENCE / name).read_bytes()).hexdigest() == digest, f"{name} was edited"
+
+
+def test_package_ships_every_reference_file_and_no_other() -> None:
+    assert sorted(_package_data()) == sorted(REFERENCE_SHA256)
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_SHA256))
+def test_package_data_matches_reference_copy(name: str) -> None:
+    """The shipped data files are the reference files, byte for byte."""
+    packaged = _package_data()
+    assert name in packaged, f"{name} is not shipped as package data"
+    assert packaged[name] == (REFERENCE / name).read_bytes(), f"{name} differs from {REFERENCE / name}"

@@ -11,7 +11,7 @@ from splendor_env.actions import RESERVE_DECK, RESERVE_MARKET
 from splendor_env.cards import CARD_LEVEL
 from splendor_env.determinize import determinize
 from splendor_env.observation import OBS_DIM, observe
-from training.bench_policies import sample_states
+from tests.helpers import sample_states
 
 
 def _obs(s: np.ndarray, seat: int) -> np.ndarray:

@@ -9,22 +9,6 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from helpers import (
-    GOLD,
-    G,
-    K,
-    R,
-    U,
-    W,
-    buy_market,
-    buy_reserved,
-    discard,
-    make_snapshot,
-    make_state,
-    play,
-    reserve_deck,
-    take3,
-)
 from pettingzoo.test import api_test, seed_test
 
 import splendor_env
@@ -43,6 +27,22 @@ from splendor_env.observation import (
     S_TOKENS,
     SEAT_DIM,
     observe,
+)
+from tests.helpers import (
+    GOLD,
+    G,
+    K,
+    R,
+    U,
+    W,
+    buy_market,
+    buy_reserved,
+    discard,
+    make_snapshot,
+    make_state,
+    play,
+    reserve_deck,
+    take3,
 )
 
 CONSTRUCTORS = [env, raw_env]

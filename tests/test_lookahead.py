@@ -12,43 +12,15 @@ from splendor_env import state as st
 from splendor_env.actions import BUY_MARKET, RESERVE_MARKET
 from splendor_env.cards import CARD_COST, CARD_LEVEL, CARD_POINTS
 from splendor_env.determinize import determinize
-from tests.positions import Position
-from tests.test_agents import noble_choice_state
-from training.bench_policies import decision_inputs, sample_states
+from tests.helpers import (
+    Position,
+    decision_inputs,
+    noble_choice_state,
+    points_cards,
+    sample_states,
+    winning_position,
+)
 from training.tournament import run_tasks, schedule
-
-
-def points_cards(total: int, avoid: set[int]) -> list[int]:
-    """Level 3 cards worth exactly ``total`` points together (none of ``avoid``), by backtracking."""
-    pool = [int(c) for c in np.flatnonzero((CARD_LEVEL == 2) & (CARD_POINTS > 0)) if int(c) not in avoid]
-
-    def pick(i: int, left: int) -> list[int] | None:
-        if left == 0:
-            return []
-        for j in range(i, len(pool)):
-            if CARD_POINTS[pool[j]] <= left:
-                rest = pick(j + 1, left - int(CARD_POINTS[pool[j]]))
-                if rest is not None:
-                    return [pool[j], *rest]
-        return None
-
-    out = pick(0, total)
-    assert out is not None
-    return out
-
-
-def winning_position() -> tuple[np.ndarray, int]:
-    """Final round, seat 1 on move (last of the round) at 13 points against 15: only buying the
-    2-point card in market slot 4 (level 2) wins; seat 1 holds exactly its cost in tokens."""
-    target = next(
-        int(c) for c in np.flatnonzero((CARD_LEVEL == 1) & (CARD_POINTS == 2)) if CARD_COST[c].max() <= 4
-    )
-    p = Position(2, seed=5).slot(4, target)
-    first = points_cards(15, {target})
-    p.give(0, *first)
-    p.give(1, *points_cards(13, {target, *first}))
-    s = p.tokens(1, [int(x) for x in CARD_COST[target]]).current(1).turn(41).final_round().build()
-    return s, BUY_MARKET + 4
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

@@ -1,10 +1,8 @@
-"""Combination rules (RULES.md 7.5): one test per rule, each from a constructed position."""
+"""Combination rules (docs/rules.md 7.5): one test per rule, each from a constructed position."""
 
 from __future__ import annotations
 
 import itertools
-
-from helpers import Position, base_cards, deck, legal, owner_of, phase_of, play, prestige_of, tokens_of
 
 from splendor_env import rules
 from splendor_env import state as st
@@ -20,6 +18,7 @@ from splendor_env.actions import (
     TAKE3,
     TP_TOKEN,
 )
+from tests.helpers import Position, base_cards, deck, legal, owner_of, phase_of, play, prestige_of, tokens_of
 
 WHITE, BLUE, GREEN, RED, BLACK = range(5)
 DOUBLE_GOLD = 90

@@ -15,7 +15,6 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import assert_batched_games_equal_aec_games
 from numba import njit
 from pettingzoo.test import api_test
 
@@ -37,6 +36,7 @@ from splendor_env.observation import (
     observe,
 )
 from splendor_env.vector import VectorEnv
+from tests.helpers import assert_batched_games_equal_aec_games
 
 COMBOS = [combo for r in range(5) for combo in itertools.combinations(st.MODULE_NAMES, r)]
 assert len(COMBOS) == 16
@@ -63,7 +63,7 @@ def _first_mask_error(s: np.ndarray, mask: np.ndarray) -> int:
     return -1
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("num_players", [2, 3, pytest.param(4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("combo", COMBOS, ids=_name)
 def test_random_games_conserve_everything_with_exact_masks_and_end(
     combo: tuple[str, ...], num_players: int
@@ -247,17 +247,6 @@ def test_batched_games_equal_aec_games_with_modules(num_players: int) -> None:
         num_players, batch=3, base_seed=500, action_seed=1, steps=900, modules=combo, max_turns=150
     )
     assert finished >= 2
-
-
-def test_readme_prints_the_module_tables_and_changelog_mentions_the_version() -> None:
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    assert splendor_env.action_table(modules=True) in readme
-    assert splendor_env.layout_table(modules=True) in readme
-    assert f"Discrete({NUM_ACTIONS_ALL})" in readme
-    assert f"## {splendor_env.__version__}" in (root / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
 def test_determinize_keeps_the_seats_view_of_a_module_game() -> None:

@@ -1,21 +1,8 @@
-"""The Orient (RULES.md 7.3): one test per rule, each from a constructed position."""
+"""The Orient (docs/rules.md 7.3): one test per rule, each from a constructed position."""
 
 from __future__ import annotations
 
 import numpy as np
-from helpers import (
-    Position,
-    bank_of,
-    base_cards,
-    bonus_of,
-    deck,
-    legal,
-    owner_of,
-    phase_of,
-    play,
-    prestige_of,
-    tokens_of,
-)
 
 from splendor_env import rules
 from splendor_env import state as st
@@ -33,6 +20,19 @@ from splendor_env.actions import (
 )
 from splendor_env.cards import ALL_CARD_EFFECT, ALL_CARD_LEVEL, EFFECTS, NOBLE_REQ, NUM_CARDS
 from splendor_env.observation import O_CARDS_COLOUR, OBS_DIM_ALL, observe
+from tests.helpers import (
+    Position,
+    bank_of,
+    base_cards,
+    bonus_of,
+    deck,
+    legal,
+    owner_of,
+    phase_of,
+    play,
+    prestige_of,
+    tokens_of,
+)
 
 OR = ("orient",)
 WHITE, BLUE, GREEN, RED, BLACK = range(5)

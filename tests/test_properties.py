@@ -3,6 +3,10 @@
 Hypothesis draws the deal seed, the seed of the random legal policy and the
 turn cap; each example plays a whole game and checks every position on the
 way. The profile in conftest.py keeps the number of examples small.
+
+Every test here plays whole games example after example (about 25 s of CPU in
+all), so the file is in the slow lane; the quick lane still plays random games
+with every invariant checked in tests/test_modules_properties.py.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.observation import OBS_DIM, observe
+
+pytestmark = pytest.mark.slow
 
 #: Decisions per turn are bounded: one main action, at most 3 discards, one noble choice.
 MAX_DECISIONS_PER_TURN = 5

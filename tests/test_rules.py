@@ -1,4 +1,4 @@
-"""One test per rule of RULES.md sections 2-4 and 6, on constructed positions.
+"""One test per rule of docs/rules.md sections 2-4 and 6, on constructed positions.
 
 Every test checks both sides of the engine: what the legality mask offers (and
 the reason ``illegal_reason`` gives for what it refuses) and what applying the
@@ -11,7 +11,21 @@ from collections.abc import Mapping
 
 import numpy as np
 import pytest
-from helpers import (
+
+from splendor_env import rules
+from splendor_env import state as st
+from splendor_env.actions import PAIR_TARGET
+from splendor_env.cards import (
+    CARD_COLOUR,
+    CARD_COST,
+    CARD_LEVEL,
+    CARD_POINTS,
+    LEVEL_OFFSETS,
+    LEVEL_SIZES,
+    TOKEN_COLOURS,
+)
+from splendor_env.observation import CARD_DIM, O_SEATS, OBS_DIM, S_RES, SEAT_DIM, observe
+from tests.helpers import (
     GOLD,
     PASS,
     G,
@@ -45,20 +59,6 @@ from helpers import (
     tokens6,
     tokens_of,
 )
-
-from splendor_env import rules
-from splendor_env import state as st
-from splendor_env.actions import PAIR_TARGET
-from splendor_env.cards import (
-    CARD_COLOUR,
-    CARD_COST,
-    CARD_LEVEL,
-    CARD_POINTS,
-    LEVEL_OFFSETS,
-    LEVEL_SIZES,
-    TOKEN_COLOURS,
-)
-from splendor_env.observation import CARD_DIM, O_SEATS, OBS_DIM, S_RES, SEAT_DIM, observe
 
 TAKE_IDS = set(range(30))
 TAKE3_IDS = set(range(10))

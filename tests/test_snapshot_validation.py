@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as hs
-from snapshot_fuzz import campaign, clear_message, mutate, normalise, random_state, still_valid
 
 import splendor_env
 from splendor_env import state as st
 from splendor_env.snapshot import SnapshotError, from_array, from_dict, to_dict
+from tests.helpers.snapshot_fuzz import campaign, clear_message, mutate, normalise, random_state, still_valid
 
 MODS = ("cities", "trading_posts", "orient", "strongholds")
 
@@ -265,6 +265,7 @@ def test_property_mutated_snapshot_is_valid_or_refused_with_env_unchanged(seed: 
         assert still_valid(e.state(), rng) == [], what
 
 
+@pytest.mark.slow
 def test_mutation_campaign_small() -> None:
     """A 2,000-mutation run of tests/snapshot_fuzz.py (the full run is 100,000; see the README)."""
     out = campaign(2_000, seed=1, pool_size=48)

@@ -1,24 +1,9 @@
-"""Strongholds (RULES.md 7.4): one test per rule, each from a constructed position."""
+"""Strongholds (docs/rules.md 7.4): one test per rule, each from a constructed position."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import (
-    G,
-    K,
-    Position,
-    U,
-    W,
-    base_cards,
-    legal,
-    owner_of,
-    phase_of,
-    play,
-    prestige_of,
-    take3,
-    tokens_of,
-)
 
 from splendor_env import rules
 from splendor_env import state as st
@@ -32,6 +17,21 @@ from splendor_env.actions import (
     SH_PLACE,
     SH_REMOVE,
     TAKE3,
+)
+from tests.helpers import (
+    G,
+    K,
+    Position,
+    U,
+    W,
+    base_cards,
+    legal,
+    owner_of,
+    phase_of,
+    play,
+    prestige_of,
+    take3,
+    tokens_of,
 )
 
 SH = ("strongholds",)

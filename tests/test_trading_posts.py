@@ -1,21 +1,8 @@
-"""Trading Posts (RULES.md 7.2): one test per rule, each from a constructed position."""
+"""Trading Posts (docs/rules.md 7.2): one test per rule, each from a constructed position."""
 
 from __future__ import annotations
 
 import numpy as np
-from helpers import (
-    Position,
-    bank_of,
-    base_cards,
-    bonus_of,
-    deck,
-    legal,
-    owner_of,
-    phase_of,
-    play,
-    prestige_of,
-    tokens_of,
-)
 
 from splendor_env import state as st
 from splendor_env.actions import (
@@ -38,6 +25,19 @@ from splendor_env.observation import (
     O_PDRAWN,
     obs_dim,
     observe,
+)
+from tests.helpers import (
+    Position,
+    bank_of,
+    base_cards,
+    bonus_of,
+    deck,
+    legal,
+    owner_of,
+    phase_of,
+    play,
+    prestige_of,
+    tokens_of,
 )
 
 TP = ("trading_posts",)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_batched_games_equal_aec_games
 
 import splendor_env
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.observation import OBS_DIM, observe
 from splendor_env.vector import VectorEnv, sample_legal_actions
+from tests.helpers import assert_batched_games_equal_aec_games
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("num_players", [2, 3, pytest.param(4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("reward_mode", ["terminal", "shaped"])
 def test_batched_games_equal_aec_games_step_by_step(num_players: int, reward_mode: str) -> None:
     """Random games through both paths from the same seeds agree at every step, across auto-resets."""

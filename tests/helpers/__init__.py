@@ -1,8 +1,18 @@
 """Helpers shared by the tests: action ids by name, reading and playing states, random play.
 
-Positions are built with the one builder, :class:`positions.Position` (and its
-keyword form ``make_state`` / ``make_snapshot``), re-exported here so that a test
-imports everything from ``helpers``.
+The test files import from this package only (``from tests.helpers import
+Position, legal, play``), never from one another. Its modules:
+
+* :mod:`tests.helpers.positions`: the one position builder, :class:`Position`
+  (and its keyword form ``make_state`` / ``make_snapshot``);
+* :mod:`tests.helpers.decisions`: the positions the agents are tested on
+  (``sample_states`` from random games, ``noble_choice_state``,
+  ``winning_position``) and ``decision_inputs`` (observation, mask, seat);
+* :mod:`tests.helpers.snapshot_fuzz`: the snapshot mutation campaign
+  (``python -m tests.helpers.snapshot_fuzz``);
+* this file: action ids by name, reading and playing states, random play.
+
+Everything but the campaign is re-exported here.
 
 Conventions (the same as the action table): levels and market slots are
 0-based; colours are white 0, blue 1, green 2, red 3, black 4, gold 5.
@@ -14,7 +24,6 @@ import copy
 from typing import Any
 
 import numpy as np
-from positions import Position, ReserveSpec, TokenSpec, base_cards, make_snapshot, make_state, tokens6
 
 import splendor_env
 from splendor_env import rules
@@ -22,6 +31,22 @@ from splendor_env import state as st
 from splendor_env.actions import num_actions
 from splendor_env.snapshot import from_dict, to_dict
 from splendor_env.vector import VectorEnv
+from tests.helpers.decisions import (
+    decision_inputs,
+    noble_choice_state,
+    points_cards,
+    sample_states,
+    winning_position,
+)
+from tests.helpers.positions import (
+    Position,
+    ReserveSpec,
+    TokenSpec,
+    base_cards,
+    make_snapshot,
+    make_state,
+    tokens6,
+)
 
 __all__ = [
     "G",
@@ -42,26 +67,31 @@ __all__ = [
     "buy_reserved",
     "choose_noble",
     "deck",
+    "decision_inputs",
     "discard",
     "legal",
     "make_snapshot",
     "make_state",
     "market_card",
+    "noble_choice_state",
     "owner_of",
     "phase_of",
     "play",
+    "points_cards",
     "player",
     "prestige_of",
     "random_playout",
     "refused",
     "reserve_deck",
     "reserve_market",
+    "sample_states",
     "take1",
     "take2diff",
     "take2same",
     "take3",
     "tokens6",
     "tokens_of",
+    "winning_position",
     "with_changes",
 ]
 

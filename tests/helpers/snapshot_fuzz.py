@@ -13,7 +13,7 @@ do not bounds-check. Every mutated snapshot must end one of two ways:
 
 Run the full campaign (the issue's target is 100,000 mutations)::
 
-    PYTHONPATH=. python tests/snapshot_fuzz.py --mutations 100000 --seed 0
+    python -m tests.helpers.snapshot_fuzz --mutations 100000 --seed 0
 
 ``tests/test_snapshot_validation.py`` runs a smaller count in the default suite.
 """
