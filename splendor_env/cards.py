@@ -75,7 +75,7 @@ NUM_ALL_CARDS = NUM_CARDS + NUM_ORIENT
 ORIENT_OFFSETS = np.array([90, 100, 110], dtype=np.int32)
 ORIENT_LEVEL_SIZE = 10
 
-#: Orient effects (``effect`` column); ``reserve_noble`` cards are ordinary cards (RULES.md 7.3).
+#: Orient effects (``effect`` column); ``reserve_noble`` cards are ordinary cards (docs/rules.md 7.3).
 EFFECTS = ("none", "double_gold", "pair", "pair_free_level1", "double_bonus", "free_level2", "sacrifice")
 EFFECT_NONE = 0
 EFFECT_DOUBLE_GOLD = 1
@@ -145,7 +145,7 @@ NUM_CITY_TILES = len(CITY_TILES)
 CITY_SIDES = np.array([np.flatnonzero(t == CITY_TILE) for t in CITY_TILES], dtype=np.int32)
 CITIES_ON_OFFER = 3
 
-#: Trading-post powers, in column order, with their bonus requirements (RULES.md 7.2).
+#: Trading-post powers, in column order, with their bonus requirements (docs/rules.md 7.2).
 TRADING_POSTS = ("token_after_buy", "draw_two", "extra_token", "gold_double", "points")
 TRADING_POST_REQ = np.array(
     [

@@ -1,27 +1,125 @@
-"""The README's tables are generated from the code; these tests keep them in sync."""
+"""The site's generated parts come from the code; these tests keep the pages and the code in sync.
+
+``docs/hooks.py`` fills every ``<!-- generated: NAME -->`` line of a page when
+``mkdocs build`` runs; here the same function expands every page, so a table
+that no longer matches the code, or a marker that names nothing, fails a test.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import re
 from pathlib import Path
 
+import pytest
+
 import splendor_env
+from splendor_env import modules
+from splendor_env.state import MODULE_NAMES
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-
-
-def test_readme_prints_the_current_action_table() -> None:
-    assert splendor_env.action_table() in README
-
-
-def test_readme_prints_the_current_observation_layout() -> None:
-    assert splendor_env.layout_table() in README
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 
 
-def test_readme_states_the_action_and_observation_sizes() -> None:
-    assert f"Discrete({splendor_env.NUM_ACTIONS})" in README
-    assert f"float32[{splendor_env.OBS_DIM}]" in README
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hooks = _hooks()
+
+
+def page(name: str) -> str:
+    """A page as the site shows it: its generated parts filled in."""
+    return hooks.expand((DOCS / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", sorted(DOCS.rglob("*.md")), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_every_marker_names_a_generated_part(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    expanded = hooks.expand(text)
+    assert not re.search(r"^<!-- generated:", expanded, flags=re.M), "a marker line was left unfilled"
+    for name in hooks.MARKER.findall(text):
+        assert hooks.generate(name).strip() in expanded
+
+
+def test_the_spaces_page_prints_the_current_action_table_and_observation_layout() -> None:
+    text = page("game/spaces.md")
+    assert f"```text\n{splendor_env.action_table()}\n```" in text
+    assert f"```text\n{splendor_env.layout_table()}\n```" in text
+    assert f"Discrete({splendor_env.NUM_ACTIONS})" in text
+    assert f"float32[{splendor_env.OBS_DIM}]" in text
+
+
+def test_the_modules_page_prints_the_module_action_table_and_observation_layout() -> None:
+    text = page("game/modules.md")
+    assert splendor_env.action_table(modules=True) in text
+    assert splendor_env.layout_table(modules=True) in text
+    assert f"Discrete({splendor_env.NUM_ACTIONS_ALL})" in text
+    assert f"{splendor_env.OBS_DIM_ALL}-float" in text
+
+
+@pytest.mark.parametrize("module", MODULE_NAMES)
+def test_each_module_page_is_its_files_docstring(module: str) -> None:
+    text = page(f"modules/{module}.md")
+    doc = modules.FILES[module].__doc__
+    assert "Owns" in text and "Rules ([docs/rules.md](../rules.md) 7." in text
+    # every line of the docstring is on the page, reST markup aside
+    for line in doc.strip().splitlines():
+        plain = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", line).replace("``", "`").strip()
+        assert plain.replace("docs/rules.md", "[docs/rules.md](../rules.md)") in text, line
+
+
+def test_the_data_page_is_the_package_datas_readme() -> None:
+    readme = (ROOT / "splendor_env" / "data" / "README.md").read_text(encoding="utf-8")
+    text = page("data.md")
+    for line in readme.splitlines():
+        assert line.replace("RULES.md section", "[the rules](rules.md), section") in text, line
+    assert "RULES.md" not in text
+
+
+def test_unknown_generated_parts_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown generated part"):
+        hooks.generate("no_such_table")
+    with pytest.raises(ValueError, match="unknown module"):
+        hooks.generate("module:no_such_module")
+
+
+def test_the_rules_page_is_the_specification() -> None:
+    """docs/rules.md is the project's RULES.md with its links made to work inside the site."""
+    shared = Path("/work/shared/RULES.md")
+    if not shared.exists():
+        pytest.skip("the reference RULES.md is not on this machine")
+    text = shared.read_text(encoding="utf-8")
+    for old, new in [
+        (
+            "rulebooks in\n`seeds/` (",
+            "rulebooks in\n`seeds/`, kept beside the project and not shipped with it (",
+        ),
+        (
+            "- Card and noble data: `data/` in this folder (see `data/README.md`).",
+            "- Card and noble data: `splendor_env/data/` in the package (see [Card and tile data](data.md)).",
+        ),
+        ("Data: `data/cities.csv`.", "Data: `splendor_env/data/cities.csv`."),
+        (
+            "`effect` column of `data/orient_cards.csv`",
+            "`effect` column of `splendor_env/data/orient_cards.csv`",
+        ),
+    ]:
+        assert old in text
+        text = text.replace(old, new)
+    assert (DOCS / "rules.md").read_text(encoding="utf-8") == text
+
+
+def test_every_nav_page_exists_and_every_page_is_in_the_nav() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = set(re.findall(r":\s*([\w/.-]+\.md)\s*$", config, flags=re.M))
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert nav == pages
 
 
 def test_changelog_mentions_the_current_version() -> None:
-    changelog = (Path(__file__).resolve().parents[1] / "CHANGELOG.md").read_text(encoding="utf-8")
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert f"## {splendor_env.__version__}" in changelog

@@ -50,7 +50,7 @@ def test_each_module_has_one_file_that_names_what_it_owns(module: str) -> None:
     assert owned["state"] and owned["actions"] and owned["observation"]
     assert {b[0] for b in MODULE_BLOCKS if b[3] == module} == set(owned["actions"])
     doc = modules.FILES[module].__doc__
-    assert doc and "Rules (RULES.md 7." in doc and "Owns" in doc
+    assert doc and "Rules (docs/rules.md 7." in doc and "Owns" in doc
     for name in owned["state"] + owned["phases"]:
         assert name in doc, f"{module}.py docstring does not name {name}"
 

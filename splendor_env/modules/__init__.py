@@ -1,4 +1,4 @@
-"""The four Cities of Splendor modules, one file each (RULES.md section 7).
+"""The four Cities of Splendor modules, one file each (docs/rules.md section 7).
 
 A module file holds everything about its module: the rules text (its
 docstring, with the engine decisions where the rulebook can be read two ways),

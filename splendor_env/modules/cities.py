@@ -1,6 +1,6 @@
 """Cities (``"cities"``): claim a city instead of reaching 15 prestige.
 
-Rules (RULES.md 7.1), as this engine plays them:
+Rules (docs/rules.md 7.1), as this engine plays them:
 
 * Setup: 3 of the 7 double-sided tiles at random, a random side of each, for
   any number of players; no nobles (whatever the other modules). The module
@@ -19,7 +19,7 @@ Rules (RULES.md 7.1), as this engine plays them:
   prestige, then fewest purchased cards, else a shared victory (a sole
   holder wins whatever the others' prestige).
 * **Engine decision:** a game that ends with no city holder (the all-pass
-  rule, RULES.md 6) is scored over all players as in the base game;
+  rule, docs/rules.md 6) is scored over all players as in the base game;
   truncation is as in the base game.
 
 Owns (rows tagged ``"cities"`` in :mod:`splendor_env.layout`): state

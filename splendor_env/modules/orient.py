@@ -1,6 +1,6 @@
 """The Orient (``"orient"``): 30 extra cards with effects, in their own market row.
 
-Rules (RULES.md 7.3), as this engine plays them:
+Rules (docs/rules.md 7.3), as this engine plays them:
 
 * Card ids 90-119 (``data/orient_cards.csv`` order: 90-99 level 1, 100-109
   level 2, 110-119 level 3). 2 Orient cards face up per level beside the 4

@@ -1,6 +1,6 @@
 """Strongholds (``"strongholds"``): occupy market cards, then conquer one.
 
-Rules (RULES.md 7.4), as this engine plays them:
+Rules (docs/rules.md 7.4), as this engine plays them:
 
 * 3 strongholds per player. After every purchase (main action or conquest),
   before the refill, a compulsory stronghold action when one is possible

@@ -1,6 +1,6 @@
 """Trading Posts (``"trading_posts"``): lasting powers earned by bonuses.
 
-Rules (RULES.md 7.2), as this engine plays them:
+Rules (docs/rules.md 7.2), as this engine plays them:
 
 * Each column holds as many tiles as players and a player takes at most one
   of each power, so a column never runs out; the observation shows each
