@@ -35,50 +35,12 @@ from typing import Any
 import numpy as np
 
 from agents import build
+from agents.positions import decision_inputs, sample_states
 from agents.runner import decision_state
-from splendor_env import rules
-from splendor_env import state as st
-from splendor_env.actions import num_actions
-from splendor_env.observation import obs_dim, observe
 from training.backend import check_backend
 from training.cli import CliError, check_game_args, run_cli
 from training.evaluate import evaluate
 from training.games import plays
-
-
-def sample_states(
-    num_players: int,
-    games: int,
-    seed: int = 0,
-    max_per_game: int | None = None,
-    modules: Sequence[str] = (),
-) -> list[np.ndarray]:
-    """Non-terminal states (copies) from random-agent games, in play order."""
-    rng = np.random.default_rng(seed)
-    out: list[np.ndarray] = []
-    for g in range(games):
-        s = st.new_state(num_players, int(rng.integers(0, 2**62)) + g, modules=tuple(modules))
-        mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
-        taken = 0
-        while not rules.is_over(s):
-            if max_per_game is None or taken < max_per_game:
-                out.append(s.copy())
-                taken += 1
-            rules.legal_mask(s, mask)
-            legal = np.flatnonzero(mask)
-            rules.apply_action(s, int(legal[rng.integers(legal.size)]))
-    return out
-
-
-def decision_inputs(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Observation and mask of the seat on move (module sizes in a module game), and that seat."""
-    bits = int(s[st.MODULES])
-    seat = int(s[st.CURRENT])
-    obs = np.empty(obs_dim(bits), dtype=np.float32)
-    observe(s, seat, obs)
-    mask = np.zeros(num_actions(bits), dtype=np.int8)
-    rules.legal_mask(s, mask)
-    return obs, mask, seat
 
 
 def latency(spec: str, states: Sequence[np.ndarray], seed: int = 0) -> dict[str, float]:

@@ -7,59 +7,22 @@
 * :func:`decision_inputs`: observation, mask and seat of the seat on move, the
   three things an agent's ``act`` is given.
 
-They are test fixtures: the test suite owns them, so that a test does not depend
-on how a benchmark or a script samples its positions.
+``sample_states`` and ``decision_inputs`` are :mod:`agents.positions` (public: the
+policy benchmarks time agents on the same positions); the builders are the
+suite's own fixtures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from splendor_env import rules
+from agents.positions import decision_inputs, sample_states
 from splendor_env import state as st
-from splendor_env.actions import BUY_MARKET, num_actions
+from splendor_env.actions import BUY_MARKET
 from splendor_env.cards import CARD_COLOUR, CARD_COST, CARD_LEVEL, CARD_POINTS, NOBLE_REQ
-from splendor_env.observation import obs_dim, observe
 from tests.helpers.positions import Position
 
 __all__ = ["decision_inputs", "noble_choice_state", "points_cards", "sample_states", "winning_position"]
-
-
-def sample_states(
-    num_players: int,
-    games: int,
-    seed: int = 0,
-    max_per_game: int | None = None,
-    modules: Sequence[str] = (),
-) -> list[np.ndarray]:
-    """Non-terminal states (copies) from random games, in play order (at most ``max_per_game`` a game)."""
-    rng = np.random.default_rng(seed)
-    out: list[np.ndarray] = []
-    for g in range(games):
-        s = st.new_state(num_players, int(rng.integers(0, 2**62)) + g, modules=tuple(modules))
-        mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
-        taken = 0
-        while not rules.is_over(s):
-            if max_per_game is None or taken < max_per_game:
-                out.append(s.copy())
-                taken += 1
-            rules.legal_mask(s, mask)
-            legal = np.flatnonzero(mask)
-            rules.apply_action(s, int(legal[rng.integers(legal.size)]))
-    return out
-
-
-def decision_inputs(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Observation and mask of the seat on move (module sizes in a module game), and that seat."""
-    bits = int(s[st.MODULES])
-    seat = int(s[st.CURRENT])
-    obs = np.empty(obs_dim(bits), dtype=np.float32)
-    observe(s, seat, obs)
-    mask = np.zeros(num_actions(bits), dtype=np.int8)
-    rules.legal_mask(s, mask)
-    return obs, mask, seat
 
 
 def noble_choice_state(num_players: int, seed: int) -> np.ndarray:
