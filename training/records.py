@@ -14,12 +14,19 @@ seat, ``winners`` (seats; several for a shared victory, none when truncated),
 CLI::
 
     python -m training.records replay results/tournament/games.jsonl [--index 3] [--moves] [--render]
+    python -m training.records video results/tournament/games.jsonl --index 0 --out game.gif
+    python -m training.records picture results/tournament/games.jsonl --index 0 --move 40 --out board.png
 
-replays every record (or only line ``--index``, 0-based) and exits non-zero
-if any replay does not reproduce the recorded result; ``--moves`` prints the
-game move by move in words, ``--render`` the board after every move (with
-``--moves``) or the final position. :func:`env_at` resumes a record at any
-move as a live env (to explore alternatives, or to train from there).
+``replay`` replays every record (or only line ``--index``, 0-based) and exits
+non-zero if any replay does not reproduce the recorded result; ``--moves``
+prints the game move by move in words, ``--render`` the board after every move
+(with ``--moves``) or the final position. ``video`` draws one record as a GIF
+(or an MP4 when ``imageio-ffmpeg`` is installed): the deal, then one frame per
+decision with the move in words under the board (:mod:`splendor_env.picture`;
+needs the ``render`` extra); ``picture`` draws one position of it as PNG or
+SVG (``--move k``: after the first k decisions; default the final position).
+:func:`env_at` resumes a record at any move as a live env (to explore
+alternatives, or to train from there).
 """
 
 from __future__ import annotations
@@ -122,8 +129,12 @@ def env_at(record: dict[str, Any], move: int) -> raw_env:
     return env
 
 
-def replay_moves(record: dict[str, Any], render: bool = False) -> Iterator[str]:
-    """The game move by move in words (``render``: with the board after each move)."""
+def replayed_moves(record: dict[str, Any]) -> Iterator[tuple[str, raw_env]]:
+    """``(move in words, env after it)`` for each decision of the record, in order.
+
+    The one replay loop behind :func:`replay_moves` (text) and :func:`write_video`
+    (pictures); the env is the same live object each time, changed by the move.
+    """
     env = new_env(record)
     specs = record.get("agents") or [None] * int(record["num_players"])
     for i, action in enumerate(record["actions"]):
@@ -134,9 +145,80 @@ def replay_moves(record: dict[str, Any], render: bool = False) -> Iterator[str]:
         who = f"{agent} ({specs[seat]})" if specs[seat] else agent
         words = env.describe_action(int(action))
         env.step(int(action))
-        yield f"move {i + 1:>3}  turn {int(env.game_state[st.TURN]):>3}  {who}: {words}"
+        yield f"move {i + 1:>3}  turn {int(env.game_state[st.TURN]):>3}  {who}: {words}", env
+
+
+def replay_moves(record: dict[str, Any], render: bool = False) -> Iterator[str]:
+    """The game move by move in words (``render``: with the board after each move)."""
+    for line, env in replayed_moves(record):
+        yield line
         if render:
             yield render_text(env.game_state, viewer=None) + "\n"
+
+
+def video_frames(record: dict[str, Any], seat: int | None = None, scale: float = 1.0) -> Iterator[Any]:
+    """The record's game as ``PIL.Image`` frames: the deal, then the position after each decision.
+
+    Every frame after the first carries the move that led to it in words under
+    the board; ``seat`` picks whose hidden cards show (``None``: a spectator,
+    none); ``scale`` shrinks the frames (0.5: half width and height).
+    """
+    from splendor_env.picture import to_image
+
+    if not 0.1 <= scale <= 1.0:
+        raise ValueError(f"scale must be in 0.1..1.0, got {scale}")
+    names = record.get("agents")
+
+    def frame(state: Any, caption: str) -> Any:
+        img = to_image(state, seat, caption=caption, names=names)
+        if scale != 1.0:
+            img = img.resize((round(img.width * scale), round(img.height * scale)), resample=1)  # LANCZOS
+        return img
+
+    yield frame(new_env(record).game_state, f"the deal (seed {record['seed']})")
+    for line, env in replayed_moves(record):
+        yield frame(env.game_state, " ".join(line.split()))
+
+
+def write_video(
+    record: dict[str, Any], out: str | Path, seat: int | None = None, fps: float = 2.0, scale: float = 1.0
+) -> int:
+    """Write the record's game as a GIF (Pillow) or an MP4 (imageio-ffmpeg); returns the frame count.
+
+    One frame for the deal and one per decision (:func:`video_frames`); the last
+    frame is held for three seconds. A GIF shares one palette across frames, so
+    a frame stores only what the move changed and the file stays small.
+    """
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"the video must be a .gif or an .mp4 file, got {out.name!r}")
+    if not 0.1 <= fps <= 60:
+        raise ValueError(f"fps must be in 0.1..60, got {fps}")
+    if suffix == ".mp4":
+        try:
+            import imageio.v2 as imageio
+            import imageio_ffmpeg  # noqa: F401 - only to fail early with a clear message
+        except ImportError as exc:
+            raise ValueError(
+                "an .mp4 needs imageio and imageio-ffmpeg (pip install imageio-ffmpeg); write a .gif"
+            ) from exc
+        import numpy as np
+
+        count = 0
+        with imageio.get_writer(out, fps=fps, macro_block_size=1) as writer:
+            for img in video_frames(record, seat, scale):
+                writer.append_data(np.asarray(img))
+                count += 1
+        return count
+    frames = list(video_frames(record, seat, scale))
+    palette = frames[0].quantize(colors=255)
+    paletted = [
+        f.quantize(palette=palette, dither=0) for f in frames
+    ]  # one palette: no flicker, small deltas
+    duration = [round(1000 / fps)] * (len(frames) - 1) + [3000]
+    paletted[0].save(out, save_all=True, append_images=paletted[1:], duration=duration, loop=0, optimize=True)
+    return len(frames)
 
 
 def replay(record: dict[str, Any], render: bool = False) -> tuple[bool, dict[str, Any], str | None]:
@@ -191,6 +273,49 @@ def _replay_cli(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _video_cli(args: argparse.Namespace) -> int:
+    records = list(read_records(args.file))
+    if not 0 <= args.index < len(records):
+        raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
+    record = records[args.index]
+    try:
+        check_record(record)
+        if args.seat is not None and not 0 <= args.seat < int(record["num_players"]):
+            raise ValueError(f"--seat must be in 0..{int(record['num_players']) - 1}, got {args.seat}")
+        frames = write_video(record, args.out, seat=args.seat, fps=args.fps, scale=args.scale)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: record {args.index}: {exc}") from exc
+    print(f"wrote {args.out}: {frames} frames (the deal + {frames - 1} moves)")
+    return 0
+
+
+def _picture_cli(args: argparse.Namespace) -> int:
+    from splendor_env.picture import to_png, to_svg
+
+    records = list(read_records(args.file))
+    if not 0 <= args.index < len(records):
+        raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
+    record = records[args.index]
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg"):
+        raise CliError(f"--out must name a .png or an .svg file, got {out.name!r}")
+    try:
+        check_record(record)
+        move = len(record["actions"]) if args.move is None else args.move
+        env = env_at(record, move)
+        if args.seat is not None and not 0 <= args.seat < int(record["num_players"]):
+            raise ValueError(f"--seat must be in 0..{int(record['num_players']) - 1}, got {args.seat}")
+    except ValueError as exc:
+        raise CliError(f"{args.file}: record {args.index}: {exc}") from exc
+    names = record.get("agents")
+    if out.suffix.lower() == ".svg":
+        out.write_text(to_svg(env.game_state, args.seat, names=names), encoding="utf-8")
+    else:
+        out.write_bytes(to_png(env.game_state, args.seat, names=names))
+    print(f"wrote {out}: record {args.index} after move {move} of {len(record['actions'])}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.records", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -203,8 +328,24 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print the board after every move (with --moves) or the final one",
     )
+    vp = sub.add_parser("video", help="draw one record as a GIF (or MP4): one frame per move")
+    vp.add_argument("file", help="JSON-lines file of game records")
+    vp.add_argument("--index", type=int, default=0, help="which record (0-based line; default 0)")
+    vp.add_argument("--out", required=True, help="output file: .gif (Pillow) or .mp4 (needs imageio-ffmpeg)")
+    vp.add_argument("--seat", type=int, default=None, help="draw as this seat sees it (default: a spectator)")
+    vp.add_argument("--fps", type=float, default=2.0, help="frames (moves) per second (default 2)")
+    vp.add_argument(
+        "--scale", type=float, default=1.0, help="shrink the frames, 0.1..1 (default 1: 1280x840)"
+    )
+    pp = sub.add_parser("picture", help="draw one position of a record as PNG or SVG")
+    pp.add_argument("file", help="JSON-lines file of game records")
+    pp.add_argument("--index", type=int, default=0, help="which record (0-based line; default 0)")
+    pp.add_argument("--move", type=int, default=None, help="after this many decisions (default: the end)")
+    pp.add_argument("--out", required=True, help="output file: .png (needs the render extra) or .svg")
+    pp.add_argument("--seat", type=int, default=None, help="draw as this seat sees it (default: a spectator)")
     args = parser.parse_args(argv)
-    return _replay_cli(args)
+    commands = {"video": _video_cli, "picture": _picture_cli, "replay": _replay_cli}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
