@@ -4,9 +4,12 @@ Why: most RL libraries (Stable-Baselines3, sb3-contrib's ``MaskablePPO``,
 CleanRL...) train one agent on a ``gymnasium.Env``. This class turns the
 multi-agent game into one: ``step(action)`` plays the learner's decision and
 then every opponent decision until the learner is on move again or the game
-is over. It is registered as ``splendor_env/Splendor-v0``::
+is over. It is registered as ``splendor_env/Splendor-v1``::
 
-    env = gymnasium.make("splendor_env/Splendor-v0", opponents="greedy", num_players=2)
+    env = gymnasium.make("splendor_env/Splendor-v1", opponents="greedy", num_players=2)
+
+``gymnasium.make_vec("splendor_env/Splendor-v1", num_envs=N, ...)`` gives N of these games in one
+batched engine (:class:`agents.gym_vector.SplendorVectorEnv`, the same options and reward routing).
 
 The game runs in the strict AEC env (:class:`splendor_env.env.raw_env`), so
 there is no second copy of any rule. Opponents come from an
@@ -68,7 +71,7 @@ OpponentsArg = Any  # str | Agent | Sequence[str | Agent] | Mapping[str, float] 
 class SplendorGymEnv(gym.Env):
     """Splendor for one learner against fixed or pooled opponents; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -243,13 +246,22 @@ class SplendorGymEnv(gym.Env):
         """The learner's legal actions as ``bool[n_actions]`` (all False once the episode is over)."""
         return self.game.observe(f"player_{self.learner_seat}")["action_mask"].astype(bool)
 
-    def render(self) -> str | None:
-        """The board as the learner sees it (other players' blind reserves hidden)."""
+    def render(self) -> str | np.ndarray | None:
+        """The board as the learner sees it (other players' blind reserves hidden).
+
+        ``"rgb_array"``: ``uint8[H, W, 3]`` from :mod:`splendor_env.picture` (Pillow,
+        the ``render`` extra, imported only then), what Gymnasium's ``RecordVideo`` records.
+        """
         if self.render_mode is None:
             warnings.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
+                stacklevel=2,
             )
             return None
+        if self.render_mode == "rgb_array":
+            from splendor_env.picture import to_rgb_array
+
+            return to_rgb_array(self.game.game_state, seat=self.learner_seat)
         text = render_text(self.game.game_state, viewer=self.learner_seat)
         if self.render_mode == "human":
             print(text + "\n")

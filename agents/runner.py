@@ -19,7 +19,7 @@ Loops:
 * the AEC env: :func:`decide` (one decision of the seat on move: the Gymnasium
   view's opponents), :func:`play_out` (a game to its end), :func:`play_game`
   (deal, per-seat seeds, the record of :mod:`training.records`), :func:`game_record`;
-* batched games in :class:`splendor_env.vector.VectorEnv`: :func:`batch_actions`
+* batched games in :class:`splendor_env.vector.SplendorBatch`: :func:`batch_actions`
   (one ``act_batch`` call, or per game with a determinised state),
   :class:`BatchedGames` (round by round: a schedule of games, each with its
   seating, or endless self-play) and :func:`play_batched` (a schedule to its end);
@@ -69,7 +69,7 @@ def decide(agent: Any, env: raw_env, rng: np.random.Generator) -> int:
     """The move of ``agent`` for the seat on move in the AEC ``env``, with its decision state."""
     seat = seat_of(env.agent_selection)
     view = env.observe(env.agent_selection)
-    state = decision_state(agent, env.state(), seat, rng)
+    state = decision_state(agent, env.engine_state(), seat, rng)
     return int(agent.act(view["observation"], view["action_mask"], state=state))
 
 
@@ -213,7 +213,7 @@ def play_game(
 
 
 # ---------------------------------------------------------------------------
-# Batched games in the VectorEnv
+# Batched games in the SplendorBatch
 
 
 def rotated_seat(game: int | np.ndarray, num_players: int, first_game: int = 0) -> Any:
@@ -236,7 +236,7 @@ RoundHook = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 
 
 class BatchedGames:
-    """Games in a :class:`~splendor_env.vector.VectorEnv`, played round by round.
+    """Games in a :class:`~splendor_env.vector.SplendorBatch`, played round by round.
 
     Game ``g`` seats agent ``seating[g, p]`` (an index into ``seat_agents``) in
     seat ``p``; ``seating=None`` is an endless run in which ``seat_agents[0]``
@@ -262,7 +262,7 @@ class BatchedGames:
         slots = venv.num_envs
         if self.games is not None and self.games < slots:
             raise ValueError(
-                f"{self.games} games for {slots} slots: build the VectorEnv with at most one per game"
+                f"{self.games} games for {slots} slots: build the SplendorBatch with at most one per game"
             )
         self.obs, self.mask, self.player = venv.reset()
         self.game = np.arange(slots)  # game number per slot, -1 = slot finished

@@ -1,6 +1,6 @@
 """splendor-env: exact, fast Splendor for reinforcement learning.
 
-``splendor_env.env(num_players=2)`` is the PettingZoo AEC environment,
+``splendor_env.env(num_players=2)`` is the PettingZoo AEC environment (``splendor-v1``),
 ``splendor_env.raw_env`` the strict one; ``modules=(...)`` adds any of the
 Cities of Splendor expansions (``MODULE_NAMES``). The rules live in
 :mod:`splendor_env.rules` over the state arrays of :mod:`splendor_env.state`.
@@ -20,9 +20,10 @@ from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, la
 from .snapshot import SnapshotError, from_dict, to_dict  # noqa: E402 - after the cache guard on purpose
 from .state import MODULE_NAMES, new_state  # noqa: E402 - after the cache guard on purpose
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
+    "GYMNASIUM_ID",
     "MODULE_NAMES",
     "MODULE_OBS_LAYOUT",
     "NUM_ACTIONS",
@@ -30,6 +31,7 @@ __all__ = [
     "OBS_DIM",
     "OBS_DIM_ALL",
     "OBS_LAYOUT",
+    "PETTINGZOO_ID",
     "SnapshotError",
     "EnvConfig",
     "IllegalActionError",
@@ -45,33 +47,51 @@ __all__ = [
 ]
 
 
-def _register() -> None:
-    """Make ``pettingzoo.make("aec", "splendor-v0")`` work where PettingZoo has a registry.
+#: The registered ids: the current version first; ``v0`` (before 0.4.0: a 1114-float module observation,
+#: ``state()`` the engine array) still resolves, with a deprecation warning (docs/environment/versions.md).
+PETTINGZOO_ID, GYMNASIUM_ID = "splendor-v1", "splendor_env/Splendor-v1"
+_OLD_PETTINGZOO_ID, _OLD_GYMNASIUM_ID = "splendor-v0", "splendor_env/Splendor-v0"
 
-    ``splendor-v0`` follows the registry's ``Name-vN`` convention; the registry
-    also resolves the classic module-style name ``splendor_v0`` to it.
+
+def _register() -> None:
+    """Make ``pettingzoo.make("aec", "splendor-v1")`` work where PettingZoo has a registry.
+
+    ``splendor-v1`` follows the registry's ``Name-vN`` convention; the registry
+    also resolves the classic module-style name ``splendor_v1`` to it.
+    ``splendor-v0`` makes the same env after a ``DeprecationWarning`` (PettingZoo's registry
+    does not warn about old versions itself).
     """
     try:
         from pettingzoo import aec_registry, register
     except ImportError:  # older PettingZoo without a registry
         return
-    if "splendor-v0" not in aec_registry:
-        register("aec", "splendor-v0", entry_point="splendor_env:env")
+    if PETTINGZOO_ID not in aec_registry:
+        register("aec", PETTINGZOO_ID, entry_point="splendor_env:env")
+    if _OLD_PETTINGZOO_ID not in aec_registry:
+        register("aec", _OLD_PETTINGZOO_ID, entry_point="splendor_env.env:_deprecated_v0_env")
 
 
 _register()
 
 
 def _register_gymnasium() -> None:
-    """Make ``gymnasium.make("splendor_env/Splendor-v0", opponents=...)`` work (the single-agent view).
+    """Make ``gymnasium.make("splendor_env/Splendor-v1", opponents=...)`` (the single-agent view) and
+    ``gymnasium.make_vec("splendor_env/Splendor-v1", num_envs=N, opponents=...)`` (the batched vector
+    view, :class:`agents.gym_vector.SplendorVectorEnv`) work.
 
-    The entry point is a string: Gymnasium imports :mod:`agents.gym_view` only when the env is
-    made, so this package never imports ``agents`` (the view builds agents, a higher layer).
+    The entry points are strings: Gymnasium imports :mod:`agents` only when an env is made, so this
+    package never imports ``agents`` (the views build agents, a higher layer). ``Splendor-v0`` stays
+    registered with the same entry points; Gymnasium warns that it is out of date.
     """
     import gymnasium
 
-    if "splendor_env/Splendor-v0" not in gymnasium.registry:
-        gymnasium.register(id="splendor_env/Splendor-v0", entry_point="agents.gym_view:SplendorGymEnv")
+    for env_id in (GYMNASIUM_ID, _OLD_GYMNASIUM_ID):
+        if env_id not in gymnasium.registry:
+            gymnasium.register(
+                id=env_id,
+                entry_point="agents.gym_view:SplendorGymEnv",
+                vector_entry_point="agents.gym_vector:SplendorVectorEnv",
+            )
 
 
 _register_gymnasium()

@@ -20,8 +20,15 @@ enables the Cities of Splendor expansions: the action space becomes
 (base layout first, module sections appended). Without modules both are
 exactly the base game's.
 
-Version history: 0.1.0 first release (base game); 0.2.0 Cities of Splendor modules;
-0.3.0 strict validation, module observation with cards per colour, payment keeps unneeded tokens.
+``state()`` is PettingZoo's global state for centralised training: every seat's
+observation, in seat order (``state_space``); what the players know between
+them, never the deck order. The engine's array, hidden cards included, is
+``engine_state()``. ``reset(options={"snapshot": snap})`` starts from a snapshot.
+
+Version history (docs/environment/versions.md): 0.1.0 first release (base game); 0.2.0
+Cities of Splendor modules; 0.3.0 strict validation, module observation with cards per
+colour, payment keeps unneeded tokens; 0.4.0 ``splendor-v1``: ``state()`` the global
+observation, ``engine_state()`` the array, ``reset(options={"snapshot": ...})``.
 """
 
 from __future__ import annotations
@@ -121,8 +128,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     """Splendor as a PettingZoo AEC environment (strict: illegal actions raise)."""
 
     metadata = {
-        "name": "splendor_v0",
-        "render_modes": ["ansi", "human"],
+        "name": "splendor_v1",
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -150,6 +157,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             }
         )
         act_space = spaces.Discrete(self._n_actions)
+        #: ``state()``: every seat's observation, in seat order (see :meth:`state`).
+        self.state_space = spaces.Box(0.0, OBS_HIGH, (n * self._obs_dim,), np.float32)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
         self._state = np.zeros(st.state_size(bits), dtype=np.int32)
@@ -179,8 +188,28 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             raise RuntimeError(f"{what} called before reset() (or restore())")
 
     def state(self) -> np.ndarray:
-        """Copy of the full state array (global, hidden information included)."""
+        """PettingZoo's global state, for centralised critics: every seat's observation, in seat order.
+
+        ``float32[num_players * obs_dim]`` in :attr:`state_space`: seat ``p``'s own view (as
+        ``observe(f"player_{p}")["observation"]``) at ``[p * obs_dim, (p + 1) * obs_dim)``. Why this
+        and not the engine array: it is what the players know between them (each one's blind
+        reserves included), never the order of the decks, so a critic trained on it cannot learn
+        from cards nobody at the table has seen, and it is already scaled like the observations.
+        Before 0.4.0 ``state()`` returned the engine array: that is :meth:`engine_state` now.
+        """
         self._require_reset("state()")
+        out = np.empty((self.config.num_players, self._obs_dim), dtype=np.float32)
+        for p in range(self.config.num_players):
+            observe(self._state, p, out[p])
+        return out.reshape(-1)
+
+    def engine_state(self) -> np.ndarray:
+        """Copy of the engine's full state array (hidden information included: deck order, every card).
+
+        What search agents determinise, :meth:`restore` and ``splendor_env.snapshot.from_array``
+        accept, and what ``state()`` returned before 0.4.0.
+        """
+        self._require_reset("engine_state()")
         return self._state.copy()
 
     def snapshot(self) -> dict[str, Any]:
@@ -218,8 +247,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``reset(seed=s)`` always deals the same game for the same ``s``.
 
-        ``options`` is accepted for API compatibility and ignored: game options
-        are fixed when the env is created.
+        ``options={"snapshot": snap}`` continues from a snapshot instead (a dict from
+        :meth:`snapshot` or an engine array), validated as :meth:`restore` does (the same
+        function, as the Gymnasium view's ``reset``); ``seed`` then only reseeds the env's
+        generator. Other keys are ignored, as before 0.4.0 and as PettingZoo's ``api_test`` expects
+        (it passes options of its own): game options are fixed when the env is created.
         """
         if seed is not None:
             st.validate_setup_args(self.config.num_players, seed, self.config.max_turns)
@@ -227,9 +259,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             game_seed = int(seed)
         else:
             game_seed = int(self._rng.integers(0, 2**63 - 1))
-        self._reset_bookkeeping()
-        setup(self._state, self.config.num_players, game_seed, self.config.max_turns, self._modules)
-        self._sync_after_step(prev_prestige=None, actor=None)
+        if options and "snapshot" in options:
+            self.restore(options["snapshot"])
+        else:
+            self._reset_bookkeeping()
+            setup(self._state, self.config.num_players, game_seed, self.config.max_turns, self._modules)
+            self._sync_after_step(prev_prestige=None, actor=None)
         if self.render_mode == "human":
             self.render()
 
@@ -330,14 +365,25 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._accumulate_rewards()
         self._deads_step_first()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The board: text (``"ansi"``, printed for ``"human"``) or a picture (``"rgb_array"``).
+
+        ``"rgb_array"`` returns ``uint8[H, W, 3]`` drawn by :mod:`splendor_env.picture`
+        as a spectator sees the game (no hidden card); it needs Pillow, the
+        ``render`` extra. The text shows every card (a spectator with full knowledge).
+        """
         if not self._has_reset:
             raise RuntimeError("render() called before reset()")
         if self.render_mode is None:
             warnings.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
+                stacklevel=2,
             )
             return None
+        if self.render_mode == "rgb_array":
+            from .picture import to_rgb_array  # Pillow is optional: imported when a picture is asked for
+
+            return to_rgb_array(self._state, seat=None)
         text = render_text(self._state, viewer=None)
         if self.render_mode == "human":
             print(text + "\n")
@@ -359,3 +405,14 @@ def env(num_players: int = 2, render_mode: str | None = None, **options: Any) ->
     e = raw_env(num_players=num_players, render_mode=render_mode, **options)
     e._terminate_on_illegal = True
     return e
+
+
+def _deprecated_v0_env(**kwargs: Any) -> raw_env:
+    """``pettingzoo.make("aec", "splendor-v0")``: the current env, after a ``DeprecationWarning``."""
+    warnings.warn(
+        "splendor-v0 is out of date (0.4.0: state() is the global observation, engine_state() the array; "
+        "module games observe 1134 floats); use pettingzoo.make('aec', 'splendor-v1')",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return env(**kwargs)

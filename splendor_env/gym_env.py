@@ -6,7 +6,7 @@ Old code that imports ``splendor_env.gym_env.SplendorGymEnv`` (or
 ``agent_state``, now :func:`agents.runner.decision_state`) keeps working: the
 name is looked up in its new module on use, with a :class:`DeprecationWarning`. This is the only reference
 from ``splendor_env`` to a higher layer (``tests/test_layering.py`` allows it
-by name). ``gymnasium.make("splendor_env/Splendor-v0")`` does not come through
+by name). ``gymnasium.make("splendor_env/Splendor-v1")`` does not come through
 here: the registration names ``agents.gym_view:SplendorGymEnv``.
 """
 

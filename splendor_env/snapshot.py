@@ -879,7 +879,7 @@ def _check_pending(s: np.ndarray, n: int, mods: int, phase: int, cur: int) -> No
 
 
 def from_array(a: Any) -> np.ndarray:
-    """Check a state array (from ``env.state()``) as strictly as a snapshot; returns a copy.
+    """Check a state array (from ``env.engine_state()``) as strictly as a snapshot; returns a copy.
 
     The array goes through :func:`to_dict` and :func:`from_dict` and must come
     back identical, so every check of a snapshot applies to it too.

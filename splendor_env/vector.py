@@ -25,11 +25,21 @@ Conventions (the same observation layout and action table as the AEC env):
   where different games wait for different players); the others are untouched.
 * Gymnasium's vector attributes: ``num_envs``, ``single_observation_space``,
   ``single_action_space`` and the batched ``observation_space`` / ``action_space``;
-  ``sample_actions()`` draws one random legal action per game.
+  ``action_masks()`` the current masks; ``sample_actions()`` draws one random legal
+  action per game. An illegal action raises :class:`splendor_env.IllegalActionError`
+  (a ``ValueError``), as the strict AEC env does.
+
+The class is :class:`SplendorBatch`. Its API is its own (every seat's moves, the
+seat on move returned beside the observation), so it is deliberately not named
+``VectorEnv``: a Gymnasium ``VectorEnv`` for one learner is
+:class:`agents.gym_vector.SplendorVectorEnv` (``gymnasium.make_vec``), built on
+this class. ``splendor_env.vector.VectorEnv`` still answers, with a
+``DeprecationWarning`` (0.4.0).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -43,7 +53,7 @@ from numba.extending import intrinsic
 from . import state as st
 from .actions import NUM_ACTIONS_ALL, num_actions
 from .deal import setup
-from .env import OBS_HIGH, EnvConfig
+from .env import OBS_HIGH, EnvConfig, IllegalActionError
 from .observation import obs_dim, observe
 from .rng import rand_below
 from .rules import (
@@ -194,8 +204,13 @@ def _check_seed(seed: Any, num_envs: int, name: str) -> int:
     return int(seed)
 
 
-class VectorEnv:
-    """``num_envs`` Splendor games stepped together; see the module docstring.
+class SplendorBatch:
+    """``num_envs`` Splendor games stepped together, every seat's moves; see the module docstring.
+
+    Why the name: this is the multi-seat batched engine with its own API (``reset`` returns
+    ``(obs, mask, player)``, ``step`` takes ``env_ids``), not a ``gymnasium.vector.VectorEnv``;
+    ``SplendorBatch`` says so, where ``VectorEnv`` (its name before 0.4.0) suggested Gymnasium's
+    class and ``BatchedGames`` is already :class:`agents.runner.BatchedGames` (agents playing in one).
 
     ``copy=False`` returns the internal buffers (valid until the next call)
     instead of fresh arrays, for the last bit of speed.
@@ -213,7 +228,7 @@ class VectorEnv:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if "render_mode" in options:
             raise ValueError(
-                "VectorEnv does not render (render_mode is an option of splendor_env.env()); "
+                "SplendorBatch does not render (render_mode is an option of splendor_env.env()); "
                 "restore info['final_state'][b] into an env(render_mode='ansi') to see game b"
             )
         if seed is not None:
@@ -259,9 +274,12 @@ class VectorEnv:
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._players)
 
-    @property
     def action_masks(self) -> np.ndarray:
-        """Current legal-action masks ``[B, num_actions]`` (int8)."""
+        """Current legal-action masks ``[B, num_actions]`` (int8).
+
+        A method (a property before 0.4.0), as in sb3-contrib's ``MaskablePPO`` and the
+        Gymnasium views, so every Splendor env asks for masks the same way.
+        """
         return self._out(self._masks)
 
     def step(
@@ -273,7 +291,8 @@ class VectorEnv:
         all indexed by game slot ``[B, ...]``; games not in ``env_ids`` keep
         their observation and get zero rewards and False flags. An illegal
         action raises ``ValueError`` naming the game, the action and the
-        reason, before any game is changed.
+        reason, before any game is changed: :class:`splendor_env.IllegalActionError` (a
+        ``ValueError``, so ``except ValueError`` written before 0.4.0 still catches it).
         """
         if not self._has_reset:
             raise RuntimeError("step() called before reset()")
@@ -288,9 +307,9 @@ class VectorEnv:
         if bad >= 0:
             b, a = int(ids[bad]), int(acts[bad])
             if not 0 <= a < self.num_actions:
-                raise ValueError(f"game {b}: action id {a} is out of range 0..{self.num_actions - 1}")
+                raise IllegalActionError(f"game {b}: action id {a} is out of range 0..{self.num_actions - 1}")
             reason = REASONS[illegal_reason(self.states[b], a)]
-            raise ValueError(f"game {b}: illegal action {a}: {reason}")
+            raise IllegalActionError(f"game {b}: illegal action {a}: {reason}")
         self._rewards.fill(0.0)
         self._terminated.fill(False)
         self._truncated.fill(False)
@@ -430,7 +449,7 @@ def _count_legal(masks: np.ndarray, i: int, words: int) -> int:  # pragma: no co
 def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarray:  # pragma: no cover
     """One uniformly random legal action per row of ``masks`` (0/1 bytes); ``seed_state`` is a ``uint64[1]`` stream.
 
-    The low-level kernel; :meth:`VectorEnv.sample_actions` is the public way to call it.
+    The low-level kernel; :meth:`SplendorBatch.sample_actions` is the public way to call it.
     It counts the legal ids 8 bytes at a time, draws ``k`` and returns the ``k``-th legal id
     in id order (a module game's mask is 749 ids wide, with a few dozen legal).
     """
@@ -459,3 +478,16 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
             a += 1
         out[i] = a
     return out
+
+
+def __getattr__(name: str) -> Any:
+    """``VectorEnv``, the name of :class:`SplendorBatch` before 0.4.0, with a ``DeprecationWarning``."""
+    if name == "VectorEnv":
+        warnings.warn(
+            "splendor_env.vector.VectorEnv is now splendor_env.vector.SplendorBatch (the old name will be "
+            "removed); for a Gymnasium vector env use gymnasium.make_vec('splendor_env/Splendor-v1', ...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return SplendorBatch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

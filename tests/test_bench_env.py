@@ -46,7 +46,7 @@ def test_each_share_is_taken_against_the_base_runs_around_it(monkeypatch) -> Non
 
     from splendor_env import vector
 
-    real_step = vector.VectorEnv.step
+    real_step = vector.SplendorBatch.step
 
     def step(self, actions, env_ids=None):
         now[0] += costs["cities" if self.modules else "base"] * slowdown[0]
@@ -56,7 +56,7 @@ def test_each_share_is_taken_against_the_base_runs_around_it(monkeypatch) -> Non
         slowdown[0] *= 1.01  # the host gets slower all the time
         return now[0]
 
-    monkeypatch.setattr(vector.VectorEnv, "step", step)
+    monkeypatch.setattr(vector.SplendorBatch, "step", step)
     monkeypatch.setattr(bench_env.time, "process_time", process_time)
     results = bench_env.bench_modules_cpu(rounds=5, steps=1, batch=2)
     assert abs(results["cpu_share_median_cities"] - 0.5) < 0.02

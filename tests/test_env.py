@@ -86,12 +86,19 @@ def test_pettingzoo_seed_test(ctor, n: int) -> None:
     seed_test(lambda: ctor(num_players=n), num_cycles=300)
 
 
-@pytest.mark.parametrize("env_id", ["splendor-v0", "splendor_v0"])
+@pytest.mark.parametrize("env_id", ["splendor-v1", "splendor_v1"])
 def test_pettingzoo_make(env_id: str) -> None:
     e = pettingzoo.make("aec", env_id, num_players=3)
     e.reset(seed=1)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
-    assert e.metadata["name"] == "splendor_v0"
+    assert e.metadata["name"] == "splendor_v1"
+
+
+def test_pettingzoo_v0_still_makes_the_env_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="splendor-v1"):
+        e = pettingzoo.make("aec", "splendor-v0", num_players=2)
+    e.reset(seed=1)
+    assert e.metadata["name"] == "splendor_v1"
 
 
 # ---------------------------------------------------------------------------
@@ -368,7 +375,7 @@ def test_render_game_over_and_truncation_lines() -> None:
 
 def test_invalid_render_mode() -> None:
     with pytest.raises(ValueError, match="render_mode"):
-        env(render_mode="rgb_array")
+        env(render_mode="rgb")
 
 
 def test_render_without_mode_warns() -> None:
@@ -467,7 +474,7 @@ def test_env_snapshot_restore_continues_identically() -> None:
         o1, o2 = e1.observe(agent), e2.observe(agent)
         assert np.array_equal(o1["observation"], o2["observation"])
         assert np.array_equal(o1["action_mask"], o2["action_mask"])
-    assert np.array_equal(e1.state(), e2.state())
+    assert np.array_equal(e1.engine_state(), e2.engine_state())
 
 
 def test_restore_rejects_wrong_player_count() -> None:
@@ -552,7 +559,7 @@ def test_from_dict_recomputes_derived_fields() -> None:
 def test_restore_rejects_inconsistent_array() -> None:
     e = env()
     e.reset(seed=0)
-    bad = e.state()
+    bad = e.engine_state()
     bad[st.BANK] += 1
     with pytest.raises(ValueError, match=r'state array, read as a snapshot\["bank"\]\["white"\]'):
         e.restore(bad)
@@ -571,7 +578,7 @@ def _trace(n: int, seed: int, action_seed: int, steps: int = 120) -> list[bytes]
         if not e.agents:
             break
         obs, reward, term, trunc, _ = e.last()
-        out.append(e.state().tobytes())
+        out.append(e.engine_state().tobytes())
         for agent in e.agents:
             out.append(e.observe(agent)["observation"].tobytes())
         out.append(np.float64(reward).tobytes())
@@ -589,16 +596,16 @@ def test_same_seed_same_actions_same_trajectory(n: int) -> None:
 def test_reset_with_same_seed_deals_same_game_on_a_reused_env() -> None:
     e = env()
     e.reset(seed=8)
-    first = e.state()
+    first = e.engine_state()
     e.step(take3(W, U, G))
     e.reset(seed=8)
-    assert np.array_equal(e.state(), first)
+    assert np.array_equal(e.engine_state(), first)
     e.reset()  # unseeded resets keep dealing new games
-    assert not np.array_equal(e.state(), first)
+    assert not np.array_equal(e.engine_state(), first)
     e2 = env()
     e2.reset(seed=8)
     e2.reset()
-    assert np.array_equal(e.state(), e2.state()), "unseeded resets follow the last seed"
+    assert np.array_equal(e.engine_state(), e2.engine_state()), "unseeded resets follow the last seed"
 
 
 # ---------------------------------------------------------------------------

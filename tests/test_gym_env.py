@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import splendor_env  # noqa: F401 - registers splendor_env/Splendor-v0
+import splendor_env  # noqa: F401 - registers splendor_env/Splendor-v1
 from agents.base import Agent
 from agents.gym_view import SplendorGymEnv
 from splendor_env import IllegalActionError
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
-ENV_ID = "splendor_env/Splendor-v0"
+ENV_ID = "splendor_env/Splendor-v1"
 
 
 def play_random(env: gymnasium.Env, seed: int) -> tuple[list[float], dict]:
@@ -113,7 +113,7 @@ def test_same_seed_same_episode_and_random_seat() -> None:
     aec.reset(seed=9)
     fixed = gymnasium.make(ENV_ID, opponents="random", learner_seat=0)
     fixed.reset(seed=9)
-    np.testing.assert_array_equal(fixed.unwrapped.game.state(), aec.state())
+    np.testing.assert_array_equal(fixed.unwrapped.game.engine_state(), aec.engine_state())
 
 
 def test_a_pool_draws_opponents_per_episode_and_lists_go_per_seat() -> None:
@@ -148,7 +148,7 @@ def test_state_agents_get_a_determinised_state_and_mcts_plays() -> None:
     rec = Recorder()
     env = gymnasium.make(ENV_ID, opponents=rec, learner_seat=0)
     play_random(env, 3)
-    true = env.unwrapped.game.state()
+    true = env.unwrapped.game.engine_state()
     assert rec.states and all(s is not None for s in rec.states)
     from splendor_env import state as st
 
@@ -171,10 +171,10 @@ def test_illegal_actions_end_the_episode_or_raise() -> None:
         env.step(0)
     strict = gymnasium.make(ENV_ID, opponents="random", learner_seat=0, illegal_action="raise")
     strict.reset(seed=0)
-    before = strict.unwrapped.game.state()
+    before = strict.unwrapped.game.engine_state()
     with pytest.raises(IllegalActionError, match=f"illegal action {bad}"):
         strict.step(bad)
-    np.testing.assert_array_equal(strict.unwrapped.game.state(), before)
+    np.testing.assert_array_equal(strict.unwrapped.game.engine_state(), before)
 
 
 @pytest.mark.parametrize(
@@ -200,7 +200,7 @@ def test_reset_from_a_snapshot_continues_that_game() -> None:
         aec.step(int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0]))
     env = gymnasium.make(ENV_ID, opponents="random", learner_seat=int(aec.agent_selection[-1]))
     env.reset(seed=0, options={"snapshot": aec.snapshot()})
-    np.testing.assert_array_equal(env.unwrapped.game.state(), aec.state())
+    np.testing.assert_array_equal(env.unwrapped.game.engine_state(), aec.engine_state())
     with pytest.raises(ValueError, match="unknown reset option"):
         env.reset(options={"snap": 1})
 

@@ -1,4 +1,4 @@
-"""Issue 13, public boundaries: VectorEnv, env/raw_env, agents and the play/records CLIs refuse bad
+"""Issue 13, public boundaries: SplendorBatch, env/raw_env, agents and the play/records CLIs refuse bad
 arguments with one line naming the argument, and leave the game untouched."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import pytest
 
 import agents
 import splendor_env
-from splendor_env.vector import MAX_SEED, VectorEnv
+from splendor_env.vector import MAX_SEED, SplendorBatch
 from training import play, records
 from training.cli import run_cli
 
-# -- VectorEnv -----------------------------------------------------------------------------
+# -- SplendorBatch -----------------------------------------------------------------------------
 
 
 @pytest.fixture
-def venv() -> VectorEnv:
-    v = VectorEnv(4, num_players=2)
+def venv() -> SplendorBatch:
+    v = SplendorBatch(4, num_players=2)
     v.reset(seed=0)
     return v
 
@@ -39,7 +39,7 @@ def venv() -> VectorEnv:
         ([0, 0], ValueError, "distinct"),
     ],
 )
-def test_vector_env_ids_refused_and_games_untouched(venv: VectorEnv, env_ids, error, match: str) -> None:
+def test_vector_env_ids_refused_and_games_untouched(venv: SplendorBatch, env_ids, error, match: str) -> None:
     before = venv.states.copy()
     acts = np.zeros(np.shape(env_ids), dtype=np.int64)
     with pytest.raises(error, match=match):
@@ -47,9 +47,9 @@ def test_vector_env_ids_refused_and_games_untouched(venv: VectorEnv, env_ids, er
     assert np.array_equal(venv.states, before)
 
 
-def test_vector_env_ids_integers_step_exactly_those_games(venv: VectorEnv) -> None:
+def test_vector_env_ids_integers_step_exactly_those_games(venv: SplendorBatch) -> None:
     before = venv.states.copy()
-    mask = venv.action_masks
+    mask = venv.action_masks()
     a = int(np.flatnonzero(mask[1])[0])
     venv.step(np.array([a]), env_ids=np.array([1], dtype=np.int32))
     changed = [b for b in range(4) if not np.array_equal(before[b], venv.states[b])]
@@ -57,7 +57,7 @@ def test_vector_env_ids_integers_step_exactly_those_games(venv: VectorEnv) -> No
 
 
 def test_vector_observe_checks() -> None:
-    v = VectorEnv(2)
+    v = SplendorBatch(2)
     with pytest.raises(RuntimeError, match="before reset"):
         v.observe(0)
     v.reset(seed=1)
@@ -75,36 +75,36 @@ def test_vector_observe_checks() -> None:
 )
 def test_vector_reset_seed_range(seed, error) -> None:
     with pytest.raises(error, match="seed"):
-        VectorEnv(2).reset(seed=seed)
+        SplendorBatch(2).reset(seed=seed)
     with pytest.raises(error, match="seed"):
-        VectorEnv(2, seed=seed)
+        SplendorBatch(2, seed=seed)
 
 
 def test_vector_auto_reset_seeds_stay_replayable_at_the_largest_seed() -> None:
-    v = VectorEnv(3, max_turns=4)
+    v = SplendorBatch(3, max_turns=4)
     v.reset(seed=MAX_SEED)
     rng = np.random.default_rng(0)
     for _ in range(12):  # every game is truncated after 4 turns and dealt again
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in v.action_masks])
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in v.action_masks()])
         v.step(actions)
     nxt = int(v._next_seed[0])
     assert MAX_SEED + 3 < nxt < 2**63
     e = splendor_env.env(max_turns=4)
     e.reset(seed=nxt - 1)  # the last game dealt can be replayed in the AEC env
-    assert e.state()[splendor_env.state.MAX_TURNS] == 4
+    assert e.engine_state()[splendor_env.state.MAX_TURNS] == 4
 
 
 def test_vector_render_mode_message() -> None:
-    with pytest.raises(ValueError, match="VectorEnv does not render"):
-        VectorEnv(2, render_mode="ansi")
+    with pytest.raises(ValueError, match="SplendorBatch does not render"):
+        SplendorBatch(2, render_mode="ansi")
 
 
 def test_vector_final_observation_is_a_fresh_copy() -> None:
-    v = VectorEnv(2, max_turns=2)
+    v = SplendorBatch(2, max_turns=2)
     v.reset(seed=0)
     infos = []
     for _ in range(4):
-        *_, info = v.step(np.array([np.flatnonzero(m)[0] for m in v.action_masks]))
+        *_, info = v.step(np.array([np.flatnonzero(m)[0] for m in v.action_masks()]))
         infos.append(info)
     assert not np.shares_memory(infos[0]["final_observation"], infos[-1]["final_observation"])
     assert not np.shares_memory(infos[0]["final_state"], v._final_states)
@@ -130,7 +130,7 @@ def test_env_options_refused(options, error, match: str) -> None:
     with pytest.raises(error, match=match):
         splendor_env.raw_env(**options)
     with pytest.raises(error, match=match):
-        VectorEnv(2, **options)
+        SplendorBatch(2, **options)
 
 
 @pytest.mark.parametrize("method", ["last", "snapshot", "state"])

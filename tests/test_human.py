@@ -17,7 +17,7 @@ from training import play
 def first_decision(seed: int = 0) -> tuple[dict, np.ndarray]:
     env = splendor_env.raw_env()
     env.reset(seed=seed)
-    return env.observe(env.agent_selection), env.state()
+    return env.observe(env.agent_selection), env.engine_state()
 
 
 def test_every_action_has_a_distinct_code() -> None:

@@ -72,8 +72,11 @@ def test_the_registered_gymnasium_view_and_the_shim_still_work() -> None:
     import splendor_env
     from agents.gym_view import SplendorGymEnv
 
-    assert gymnasium.spec("splendor_env/Splendor-v0").entry_point == "agents.gym_view:SplendorGymEnv"
-    env = gymnasium.make("splendor_env/Splendor-v0", opponents="greedy")
+    assert gymnasium.spec("splendor_env/Splendor-v1").entry_point == "agents.gym_view:SplendorGymEnv"
+    assert (
+        gymnasium.spec("splendor_env/Splendor-v1").vector_entry_point == "agents.gym_vector:SplendorVectorEnv"
+    )
+    env = gymnasium.make("splendor_env/Splendor-v1", opponents="greedy")
     assert isinstance(env.unwrapped, SplendorGymEnv)
     with pytest.warns(DeprecationWarning, match="agents.gym_view"):
         from splendor_env.gym_env import SplendorGymEnv as Old

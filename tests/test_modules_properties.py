@@ -35,7 +35,7 @@ from splendor_env.observation import (
     obs_dim,
     observe,
 )
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 from tests.helpers import assert_batched_games_equal_aec_games
 
 COMBOS = [combo for r in range(5) for combo in itertools.combinations(st.MODULE_NAMES, r)]
@@ -165,7 +165,7 @@ def test_spaces_base_unchanged_and_extended_with_modules(combo: tuple[str, ...])
     n, d = (NUM_ACTIONS, OBS_DIM) if not combo else (NUM_ACTIONS_ALL, OBS_DIM_ALL)
     assert e.action_space("player_0").n == n and o["action_mask"].shape == (n,)
     assert o["observation"].shape == (d,) and e.observation_space("player_0")["observation"].shape == (d,)
-    assert e.state().shape == ((st.STATE_SIZE,) if not combo else (st.STATE_SIZE_ALL,))
+    assert e.engine_state().shape == ((st.STATE_SIZE,) if not combo else (st.STATE_SIZE_ALL,))
     assert (NUM_ACTIONS, OBS_DIM) == (72, 497)
 
 
@@ -199,7 +199,7 @@ def test_unknown_module_is_a_clear_error(bad) -> None:
     with pytest.raises(err, match="module"):
         splendor_env.env(modules=bad)
     with pytest.raises(err, match="module"):
-        VectorEnv(2, modules=bad)
+        SplendorBatch(2, modules=bad)
     with pytest.raises(err, match="module"):
         st.new_state(2, modules=bad)
 
@@ -223,7 +223,7 @@ def test_snapshot_restore_and_describe_with_modules() -> None:
     other = splendor_env.raw_env(num_players=3, modules=st.MODULE_NAMES)
     other.reset(seed=0)
     other.restore(snap)
-    np.testing.assert_array_equal(other.state(), e.state())
+    np.testing.assert_array_equal(other.engine_state(), e.engine_state())
     assert "cities:" in e.render()
     base = splendor_env.raw_env(num_players=3)
     base.reset(seed=0)

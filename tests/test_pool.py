@@ -202,14 +202,14 @@ def test_search_opponents_get_their_decision_state_in_selfplay_and_the_gym_view(
 
 def test_a_search_teacher_gets_its_decision_state_in_the_warm_start() -> None:
     pytest.importorskip("sb3_contrib")
-    from splendor_env.vector import VectorEnv
+    from splendor_env.vector import SplendorBatch
     from training.train import _teacher_games
 
     class Bar:
         def update(self, n: int) -> None:
             pass
 
-    venv = VectorEnv(4, 3, seed=0, copy=False)
+    venv = SplendorBatch(4, 3, seed=0, copy=False)
     rows = 60
     data = {
         "obs": np.zeros((rows, venv.obs_dim), np.float32),

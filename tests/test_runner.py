@@ -12,7 +12,7 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
 from splendor_env.env import raw_env
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 
 DECK = slice(st.DECK, st.DECK + 40)  # the level-1 deck order: hidden from every seat
 
@@ -108,7 +108,7 @@ def test_in_a_game_every_state_handed_to_a_search_agent_hides_the_deck() -> None
 
     def before_move(env: raw_env, seat: int) -> None:
         if seat == 1:
-            truths.append(env.state())
+            truths.append(env.engine_state())
 
     runner.play_game([agents.make("random"), rec], 11, agent_seeds=[1, 2], before_move=before_move)
     assert len(rec.states) == len(truths) > 10
@@ -212,7 +212,7 @@ def test_batched_games_are_the_one_game_loop_on_the_same_deals(
         for b, g in zip(slots, numbers, strict=True):
             movers.setdefault(int(g), set()).add((int(player[b]), int(seating[g, player[b]])))
 
-    venv = VectorEnv(3, num_players, seed=seed, copy=False, modules=modules)
+    venv = SplendorBatch(3, num_players, seed=seed, copy=False, modules=modules)
     runner.play_batched(venv, pair, seating, np.random.default_rng(0), on_end, before_round)
     assert sorted(batched) == list(range(games))
     for g in range(games):
@@ -225,7 +225,7 @@ def test_batched_games_are_the_one_game_loop_on_the_same_deals(
 
 def test_batched_search_agents_get_a_state_per_game() -> None:
     rec = Recorder()
-    venv = VectorEnv(2, 2, seed=5, copy=False)
+    venv = SplendorBatch(2, 2, seed=5, copy=False)
     ended: list[int] = []
     runner.play_batched(
         venv,

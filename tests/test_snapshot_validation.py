@@ -183,10 +183,10 @@ def test_bad_snapshot_refused_naming_the_field_and_env_unchanged(which: str, edi
     assert "\n" not in str(info.value)
     e = splendor_env.raw_env(num_players=d_players(which), modules=() if which == "base" else MODS)
     e.reset(seed=7)
-    before_state, before_obs = e.state(), e.observe(e.agent_selection)["observation"]
+    before_state, before_obs = e.engine_state(), e.observe(e.agent_selection)["observation"]
     with pytest.raises(SnapshotError):
         e.restore(d)
-    assert np.array_equal(e.state(), before_state)
+    assert np.array_equal(e.engine_state(), before_state)
     assert np.array_equal(e.observe(e.agent_selection)["observation"], before_obs)
 
 
@@ -200,20 +200,20 @@ def d_players(which: str) -> int:
 def test_restore_of_a_non_snapshot_is_a_clear_error(bad) -> None:
     e = splendor_env.env()
     e.reset(seed=0)
-    before = e.state()
+    before = e.engine_state()
     with pytest.raises(SnapshotError, match=r"^(snapshot|state)"):
         e.restore(bad)
-    assert np.array_equal(e.state(), before)
+    assert np.array_equal(e.engine_state(), before)
 
 
 def test_restore_of_a_state_array_is_as_strict_as_a_snapshot() -> None:
     e = splendor_env.env()
     e.reset(seed=0)
-    bad = e.state()
+    bad = e.engine_state()
     bad[st.TURN] = 1  # seat 0 on move after one turn
     with pytest.raises(SnapshotError, match=r"current_player"):
         e.restore(bad)
-    assert np.array_equal(from_array(e.state()), e.state())
+    assert np.array_equal(from_array(e.engine_state()), e.engine_state())
 
 
 def test_old_format_without_modules_key_is_a_base_game() -> None:
@@ -254,15 +254,15 @@ def test_property_mutated_snapshot_is_valid_or_refused_with_env_unchanged(seed: 
     e.reset(seed=seed)
     for _ in range(20):
         bad, what = mutate(d, rng)
-        before = e.state()
+        before = e.engine_state()
         try:
             e.restore(bad)
         except SnapshotError as exc:
             assert clear_message(str(exc)), f"{what}: unclear {exc}"
-            assert np.array_equal(e.state(), before), what
+            assert np.array_equal(e.engine_state(), before), what
             continue
         assert normalise(e.snapshot()) == normalise(bad), what
-        assert still_valid(e.state(), rng) == [], what
+        assert still_valid(e.engine_state(), rng) == [], what
 
 
 @pytest.mark.slow

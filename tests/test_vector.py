@@ -9,7 +9,7 @@ import splendor_env
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
 from splendor_env.observation import OBS_DIM, observe
-from splendor_env.vector import VectorEnv, sample_legal_actions
+from splendor_env.vector import SplendorBatch, sample_legal_actions
 from tests.helpers import assert_batched_games_equal_aec_games
 
 
@@ -30,7 +30,7 @@ def test_batched_games_equal_aec_games_step_by_step(num_players: int, reward_mod
 
 
 def test_step_subset_leaves_other_games_untouched() -> None:
-    venv = VectorEnv(3, 2)
+    venv = SplendorBatch(3, 2)
     obs, masks, _ = venv.reset(seed=5)
     before = venv.states.copy()
     action = int(np.flatnonzero(masks[1])[0])
@@ -42,15 +42,16 @@ def test_step_subset_leaves_other_games_untouched() -> None:
 
 
 def test_illegal_action_raises_and_changes_nothing() -> None:
-    venv = VectorEnv(2, 2)
+    venv = SplendorBatch(2, 2)
     _, masks, _ = venv.reset(seed=3)
     illegal = int(np.flatnonzero(masks[1] == 0)[0])
     legal = int(np.flatnonzero(masks[0])[0])
     before = venv.states.copy()
-    with pytest.raises(ValueError, match=rf"game 1: illegal action {illegal}"):
+    with pytest.raises(splendor_env.IllegalActionError, match=rf"game 1: illegal action {illegal}"):
         venv.step(np.array([legal, illegal]))
     np.testing.assert_array_equal(venv.states, before)
-    with pytest.raises(ValueError, match="out of range"):
+    assert issubclass(splendor_env.IllegalActionError, ValueError)  # except ValueError still catches it
+    with pytest.raises(splendor_env.IllegalActionError, match="out of range"):
         venv.step(np.array([legal, NUM_ACTIONS]))
     with pytest.raises(ValueError, match="integer array of shape"):
         venv.step(np.array([0.5, 1.0]))
@@ -61,19 +62,28 @@ def test_illegal_action_raises_and_changes_nothing() -> None:
     np.testing.assert_array_equal(venv.states, before)
 
 
+def test_masks_are_a_method_and_the_old_name_warns() -> None:
+    venv = SplendorBatch(2, 2)
+    _, masks, _ = venv.reset(seed=3)
+    np.testing.assert_array_equal(venv.action_masks(), masks)
+    with pytest.warns(DeprecationWarning, match="SplendorBatch"):
+        from splendor_env.vector import VectorEnv
+    assert VectorEnv is SplendorBatch
+
+
 def test_bad_construction_and_order_errors() -> None:
     with pytest.raises(ValueError, match="num_envs"):
-        VectorEnv(0)
+        SplendorBatch(0)
     with pytest.raises(ValueError, match="num_players"):
-        VectorEnv(2, num_players=5)
+        SplendorBatch(2, num_players=5)
     with pytest.raises(TypeError, match="unknown option"):
-        VectorEnv(2, colour_blind=True)
+        SplendorBatch(2, colour_blind=True)
     with pytest.raises(RuntimeError, match="before reset"):
-        VectorEnv(2).step(np.array([0, 0]))
+        SplendorBatch(2).step(np.array([0, 0]))
 
 
 def test_seeded_resets_are_reproducible_and_distinct() -> None:
-    a, b = VectorEnv(3, 2), VectorEnv(3, 2)
+    a, b = SplendorBatch(3, 2), SplendorBatch(3, 2)
     oa, ma, _ = a.reset(seed=11)
     ob, mb, _ = b.reset(seed=11)
     np.testing.assert_array_equal(a.states, b.states)
@@ -82,7 +92,7 @@ def test_seeded_resets_are_reproducible_and_distinct() -> None:
 
 
 def test_observe_other_seat_matches_single_game_observe() -> None:
-    venv = VectorEnv(2, 3)
+    venv = SplendorBatch(2, 3)
     venv.reset(seed=0)
     seen = venv.observe(2)
     expected = np.empty(OBS_DIM, dtype=np.float32)
@@ -127,7 +137,7 @@ def test_sample_legal_actions_reads_any_mask_layout_id_by_id() -> None:
 
 
 def test_sample_legal_actions_only_picks_legal_ids() -> None:
-    venv = VectorEnv(64, 4, copy=False)
+    venv = SplendorBatch(64, 4, copy=False)
     _, masks, _ = venv.reset(seed=2)
     rng = np.array([9], dtype=np.uint64)
     for step in range(300):

@@ -1,4 +1,4 @@
-"""VectorEnv's Gymnasium vector attributes and its public random legal sampler."""
+"""SplendorBatch's Gymnasium vector attributes and its public random legal sampler."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from gymnasium import spaces
 
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 
 
 @pytest.mark.parametrize(
     "modules, n_actions, obs_dim", [((), NUM_ACTIONS, OBS_DIM), (("orient",), NUM_ACTIONS_ALL, OBS_DIM_ALL)]
 )
 def test_single_and_batched_spaces_follow_gymnasium(modules: tuple, n_actions: int, obs_dim: int) -> None:
-    venv = VectorEnv(5, num_players=3, modules=modules)
+    venv = SplendorBatch(5, num_players=3, modules=modules)
     assert venv.num_envs == 5
     assert venv.single_action_space == spaces.Discrete(n_actions)
     assert venv.single_observation_space.shape == (obs_dim,)
@@ -28,7 +28,7 @@ def test_single_and_batched_spaces_follow_gymnasium(modules: tuple, n_actions: i
 
 
 def test_sample_actions_are_legal_reproducible_and_cover_the_legal_set() -> None:
-    venv = VectorEnv(64, num_players=2)
+    venv = SplendorBatch(64, num_players=2)
     _, mask, _ = venv.reset(seed=0)
     first = venv.sample_actions(seed=1)
     assert mask[np.arange(64), first].all()
@@ -42,4 +42,4 @@ def test_sample_actions_are_legal_reproducible_and_cover_the_legal_set() -> None
 
 def test_sample_actions_before_reset_is_refused() -> None:
     with pytest.raises(RuntimeError, match="before reset"):
-        VectorEnv(2).sample_actions()
+        SplendorBatch(2).sample_actions()

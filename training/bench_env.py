@@ -43,10 +43,10 @@ BATCH_SIZES = (1, 64, 1024, 4096)
 
 
 def bench_batched(batch: int, seconds: float, num_players: int = 2, modules: tuple[str, ...] = ()) -> float:
-    """Steps per second of :class:`VectorEnv` (all games stepped each call)."""
-    from splendor_env.vector import VectorEnv, sample_legal_actions
+    """Steps per second of :class:`SplendorBatch` (all games stepped each call)."""
+    from splendor_env.vector import SplendorBatch, sample_legal_actions
 
-    venv = VectorEnv(batch, num_players, copy=False, modules=modules)
+    venv = SplendorBatch(batch, num_players, copy=False, modules=modules)
     _, masks, _ = venv.reset(seed=0)
     rng = np.array([12345], dtype=np.uint64)
     venv.step(sample_legal_actions(masks, rng))  # warm-up (compiled code already cached)
@@ -160,7 +160,8 @@ def cpu_timer(vector: Any, batch: int, modules: tuple[str, ...], steps: int) -> 
     """A function timing ``steps`` batched steps (uniformly random legal actions, 2 players) of one
     game of ``vector`` (a ``splendor_env.vector`` module, or another engine version's): process CPU
     seconds per game step. The game carries on from one call to the next."""
-    venv = vector.VectorEnv(batch, 2, copy=False, modules=modules)
+    batch_class = getattr(vector, "SplendorBatch", None) or vector.VectorEnv  # engines before 0.4.0
+    venv = batch_class(batch, 2, copy=False, modules=modules)
     _, masks, _ = venv.reset(seed=0)
     rng = np.array([12345], dtype=np.uint64)
     sample = vector.sample_legal_actions
@@ -189,11 +190,11 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 def memory_per_1000_games(batch: int = 1000, steps: int = 200) -> float:
-    """Peak traced memory (MB) of a VectorEnv of ``batch`` games while stepping, per 1000 games."""
-    from splendor_env.vector import VectorEnv, sample_legal_actions
+    """Peak traced memory (MB) of a SplendorBatch of ``batch`` games while stepping, per 1000 games."""
+    from splendor_env.vector import SplendorBatch, sample_legal_actions
 
     tracemalloc.start()
-    venv = VectorEnv(batch, 2)
+    venv = SplendorBatch(batch, 2)
     _, masks, _ = venv.reset(seed=0)
     rng = np.array([1], dtype=np.uint64)
     for _ in range(steps):
@@ -207,9 +208,9 @@ _COLD_COMPILE = """
 import time, numpy as np
 t = time.perf_counter()
 import splendor_env
-from splendor_env.vector import VectorEnv, sample_legal_actions
+from splendor_env.vector import SplendorBatch, sample_legal_actions
 e = splendor_env.env(); e.reset(seed=0); e.step(int(np.flatnonzero(e.observe('player_0')['action_mask'])[0]))
-v = VectorEnv(4); _, m, _ = v.reset(seed=0); v.step(sample_legal_actions(m, np.array([1], dtype=np.uint64)))
+v = SplendorBatch(4); _, m, _ = v.reset(seed=0); v.step(sample_legal_actions(m, np.array([1], dtype=np.uint64)))
 print(time.perf_counter() - t)
 """
 

@@ -1,4 +1,4 @@
-"""Head-to-head evaluation with seat rotation, batched on the VectorEnv.
+"""Head-to-head evaluation with seat rotation, batched on the SplendorBatch.
 
 Game ``g`` puts the candidate in seat ``g % num_players`` and the opponent in
 every other seat, so first-move advantage cancels out. The score counts a win
@@ -46,7 +46,7 @@ from agents.base import Agent
 from agents.runner import play_batched, rotated_seat, rotation_seating
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 from training.backend import BACKENDS, check_backend, map_jobs
 from training.cli import CliError, check_game_args, run_cli
 from training.games import check_plays, config_label
@@ -125,7 +125,7 @@ def play_match(
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     n = num_players
-    venv = VectorEnv(min(games, batch), n, seed=seed, copy=False, **env_options)
+    venv = SplendorBatch(min(games, batch), n, seed=seed, copy=False, **env_options)
     result = MatchResult(opponent_name, 0, 0.0, 0, 0, 0, 0, n, tuple(venv.config.modules))
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
 

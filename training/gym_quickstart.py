@@ -1,4 +1,4 @@
-"""The README's Gymnasium example, measured: plain MaskablePPO on ``splendor_env/Splendor-v0``.
+"""The README's Gymnasium example, measured: plain MaskablePPO on ``splendor_env/Splendor-v1``.
 
 Why: the README promises that a plain sb3-contrib ``MaskablePPO`` trained on the
 single-agent view beats ``random`` within minutes; this script is that example
@@ -26,11 +26,11 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
-import splendor_env  # noqa: F401 - registers splendor_env/Splendor-v0
+import splendor_env  # noqa: F401 - registers splendor_env/Splendor-v1
 from training.cli import CliError, check_game_args, run_cli
 from training.stats import wilson
 
-ENV_ID = "splendor_env/Splendor-v0"
+ENV_ID = "splendor_env/Splendor-v1"
 
 
 class WallClock(BaseCallback):

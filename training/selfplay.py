@@ -1,6 +1,6 @@
 """Self-play as an SB3 ``VecEnv``: the learner against a pool of opponents, batched.
 
-Each of the ``B`` games in a :class:`splendor_env.vector.VectorEnv` has one
+Each of the ``B`` games in a :class:`splendor_env.vector.SplendorBatch` has one
 learner seat (redrawn for every new game) and opponents drawn per game and
 seat from an :class:`OpponentPool` (fixed agents such as ``random`` /
 ``greedy``, and frozen snapshots of the learner). SB3 only ever sees the
@@ -31,7 +31,7 @@ from agents.runner import batch_actions
 from splendor_env.env import OBS_HIGH
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 
 
 class _MaskedVecEnvPlumbing:
@@ -87,7 +87,7 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
         seed: int | None = None,
         **env_options: Any,
     ) -> None:
-        self.venv = VectorEnv(num_envs, num_players, seed=seed, copy=False, **env_options)
+        self.venv = SplendorBatch(num_envs, num_players, seed=seed, copy=False, **env_options)
         self.pool = pool
         self.num_players = num_players
         self.modules = tuple(self.venv.config.modules)

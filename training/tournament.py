@@ -180,7 +180,7 @@ def agent_state(env: raw_env, seat: int, rng: np.random.Generator) -> np.ndarray
         DeprecationWarning,
         stacklevel=2,
     )
-    return determinize(env.state(), seat, rng)
+    return determinize(env.engine_state(), seat, rng)
 
 
 def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from agents.ppo import GAME_ATTR, CardSlotPolicy, PPOAgent, ScaledObs, game_reco
 from agents.runner import BatchedGames
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 from training import config as config_mod
 from training.cli import run_cli
 from training.config import TrainConfig
@@ -264,7 +264,9 @@ def teacher_dataset(
     rng = np.random.default_rng([seed, 7])  # determinisations, for a teacher that searches
     games = min(cfg.n_envs, 256)
     venvs = [
-        VectorEnv(games, n, seed=seed + 7919 * i, copy=False, max_turns=cfg.env.max_turns, modules=modules)
+        SplendorBatch(
+            games, n, seed=seed + 7919 * i, copy=False, max_turns=cfg.env.max_turns, modules=modules
+        )
         for i, n in enumerate(counts)
     ]
     data = {
@@ -287,7 +289,7 @@ def teacher_dataset(
 
 
 def _teacher_games(
-    venv: VectorEnv,
+    venv: SplendorBatch,
     teacher: Any,
     data: dict[str, np.ndarray],
     row: int,

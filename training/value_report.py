@@ -151,12 +151,12 @@ def play_games(
 
     ``max_turns`` overrides the env's turn cap (a game that reaches it is truncated).
     """
-    from splendor_env.vector import VectorEnv
+    from splendor_env.vector import SplendorBatch
 
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     options = {} if max_turns is None else {"max_turns": max_turns}
-    venv = VectorEnv(min(games, batch), 2, seed=seed, copy=False, **options)
+    venv = SplendorBatch(min(games, batch), 2, seed=seed, copy=False, **options)
     result = np.full((games, 2), np.nan)
     seat_agent = np.arange(games) % 2  # agent index in seat 0: A sits in seat g % 2
     rows_game, rows_turn, rows_mover, rows_pts, rows_obs = [], [], [], [], []

@@ -30,7 +30,7 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
 from splendor_env.snapshot import from_dict, to_dict
-from splendor_env.vector import VectorEnv
+from splendor_env.vector import SplendorBatch
 from tests.helpers.decisions import (
     decision_inputs,
     noble_choice_state,
@@ -267,7 +267,7 @@ def random_playout(
 def assert_batched_games_equal_aec_games(
     num_players: int, batch: int, base_seed: int, action_seed: int, steps: int, **options: Any
 ) -> int:
-    """Play random games through ``VectorEnv`` and ``raw_env`` side by side from the same seeds.
+    """Play random games through ``SplendorBatch`` and ``raw_env`` side by side from the same seeds.
 
     At every step the observations, masks, player to move and rewards must
     agree, and at every game end the terminal flags, the final observations
@@ -275,7 +275,7 @@ def assert_batched_games_equal_aec_games(
     batched engine resets them itself; the AEC envs are reset with the next
     seed, as the batched engine does).
     """
-    venv = VectorEnv(batch, num_players, **options)
+    venv = SplendorBatch(batch, num_players, **options)
     obs, masks, players = venv.reset(seed=base_seed)
     envs = [splendor_env.raw_env(num_players, **options) for _ in range(batch)]
     for b, e in enumerate(envs):
@@ -300,7 +300,7 @@ def assert_batched_games_equal_aec_games(
                 for seat in range(num_players):
                     final = e.observe(f"player_{seat}")["observation"]
                     np.testing.assert_array_equal(final, info["final_observation"][b, seat])
-                np.testing.assert_array_equal(e.state(), info["final_state"][b])
+                np.testing.assert_array_equal(e.engine_state(), info["final_state"][b])
                 e.reset(seed=next_seed)
                 next_seed += 1
                 finished += 1

@@ -1,0 +1,275 @@
+"""Gymnasium vector view: ``num_envs`` learner games against opponents, stepped by the batched engine.
+
+Why: ``gymnasium.make_vec("splendor_env/Splendor-v1", num_envs=N, opponents=...)`` is what
+Gymnasium-native training loops (CleanRL-style PPO, ...) ask for. Wrapping N single-agent views
+in ``SyncVectorEnv`` works (``vectorization_mode="sync"``) but pays a Python loop over N games and
+N opponents per step; this class runs the N games in one :class:`splendor_env.vector.SplendorBatch`
+and asks each opponent agent once per round for every game where it is on move (its
+``act_batch``; search agents get one determinised state per game through
+:func:`agents.runner.batch_actions`, as everywhere else). ``python -m training.bench_vec``
+measures both.
+
+It is the single-agent view (:class:`agents.gym_view.SplendorGymEnv`) N times over, with the same
+options, the same opponents argument (a spec, an agent, a list per seat, a ``{spec: weight}`` pool
+or an :class:`agents.pool.OpponentPool`), the same learner-seat draw and the same reward routing
+(:class:`agents.pool.LearnerReward`: a game lost on an opponent's move gives the learner its -1).
+It lives in ``agents`` because it builds opponents (``splendor_env`` never imports ``agents``).
+
+Conventions (Gymnasium >= 1.0):
+
+* ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: the engine deals a finished
+  game's successor in the same step, so ``obs[b]`` is already the learner's first observation of
+  the next game (its opponents have moved up to the learner's turn), and the finished game is in
+  ``info["final_obs"][b]`` (the learner's last view; ``info["_final_obs"]`` flags the games) and
+  ``info["final_info"]`` (``winners``, ``is_success``, ``learner_seat``, ``game_seed``).
+* Spaces: ``single_observation_space`` ``Box(0, 127, (obs_dim,), float32)``,
+  ``single_action_space`` ``Discrete(num_actions)``, batched ``observation_space`` /
+  ``action_space`` (``MultiDiscrete``).
+* Masks: ``info["action_mask"]`` (``int8[N, num_actions]``) and :meth:`action_masks`
+  (``bool[N, num_actions]``, sb3-contrib's name).
+* An illegal learner action raises :class:`splendor_env.IllegalActionError` naming the game,
+  before any game changes (no ``illegal_action="terminate"`` here: a vector step cannot end one
+  game's episode early without desynchronising the batch).
+* Seeding: ``reset(seed=s)`` deals game ``b`` as the AEC env's ``reset(seed=s + b)`` (the
+  single-agent view's ``reset(seed=s + b)``, i.e. ``SyncVectorEnv``'s seeding), reseeds the
+  opponents and the learner-seat draws; each later game takes the engine's next seed. Every
+  step reports the AEC seed of each game being played in ``info["game_seed"]`` (and
+  :attr:`game_seeds`), a finished one's in ``info["final_info"]["game_seed"]``, so any game can
+  be replayed in ``splendor_env.env()`` or the single-agent view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from splendor_env import state as st
+from splendor_env.env import OBS_HIGH
+from splendor_env.vector import MAX_SEED, SplendorBatch, sample_legal_actions
+
+from .gym_view import OpponentsArg, SplendorGymEnv
+from .pool import LearnerReward
+from .runner import batch_actions
+
+
+class SplendorVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` single-agent Splendor games against opponents, in one batched engine.
+
+    See the module docstring. ``copy=False`` returns the internal observation buffer (valid until
+    the next call) instead of a fresh array.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponents: OpponentsArg = "random",
+        num_players: int = 2,
+        learner_seat: int | None = None,
+        copy: bool = True,
+        render_mode: str | None = None,
+        **options: Any,
+    ) -> None:
+        if render_mode is not None:
+            raise TypeError(
+                "SplendorVectorEnv does not render; replay game b from its seed info['game_seed'][b] in "
+                "splendor_env.env(render_mode='ansi') or the single-agent view to see it"
+            )
+        self.batch = SplendorBatch(num_envs, num_players, copy=False, **options)
+        self.config = self.batch.config
+        n = self.config.num_players
+        if learner_seat is not None and (
+            isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer))
+        ):
+            raise TypeError(f"learner_seat must be None or an int seat, got {learner_seat!r}")
+        if learner_seat is not None and not 0 <= learner_seat < n:
+            raise ValueError(f"learner_seat must be in 0..{n - 1} (or None for random), got {learner_seat}")
+        if self.config.max_turns < n:  # a game could end before the learner's seat moves: no step to return
+            raise ValueError(
+                f"max_turns must be at least num_players ({n}) in the vector view, got {self.config.max_turns}"
+            )
+        self.fixed_seat = None if learner_seat is None else int(learner_seat)
+        self.pool, self._per_seat = SplendorGymEnv._parse_opponents(opponents, n)
+        self.pool.check_game(n, self.config.modules)
+        self.num_envs = self.batch.num_envs
+        self.copy = copy
+        self.render_mode = None
+        self.single_observation_space = spaces.Box(0.0, OBS_HIGH, (self.batch.obs_dim,), np.float32)
+        self.single_action_space = spaces.Discrete(self.batch.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        b = self.num_envs
+        self.learner_seat = np.zeros(b, dtype=np.int64)  # the learner's seat in each game, this episode
+        self._opponent = np.full((b, n), -1, dtype=np.int64)  # pool agent index per (game, seat); -1: learner
+        self.game_seeds = np.zeros(b, dtype=np.int64)  # the AEC env seed of each game being played
+        self._all = np.arange(b, dtype=np.int64)
+        self._ones = np.ones(b, dtype=bool)
+        self._ones.flags.writeable = False
+        self._has_reset = False
+
+    # -- episodes ---------------------------------------------------------------
+    def _new_episodes(self, games: np.ndarray) -> None:
+        """Draw the learner seat and the opponents of the episodes starting in ``games``."""
+        n, k = self.config.num_players, games.size
+        rng = self.np_random
+        seat = np.full(k, self.fixed_seat) if self.fixed_seat is not None else rng.integers(n, size=k)
+        self.learner_seat[games] = seat
+        self._opponent[games] = -1
+        picks = None if self._per_seat else self.pool.draw(k * (n - 1), rng=rng).reshape(k, n - 1)
+        for j in range(1, n):  # the j-th seat after the learner, in turn order
+            self._opponent[games, (seat + j) % n] = j - 1 if picks is None else picks[:, j - 1]
+
+    def _play(self, ids: np.ndarray, result: tuple, credit: LearnerReward, finals: dict[str, Any]) -> None:
+        """Route the engine step just played in games ``ids`` to the learner (``credit``), note the
+        games that ended for the learner in ``finals`` and start the next episodes of every ended game."""
+        _, _, _, rewards, term, trunc, info = result
+        ended = term[ids] | trunc[ids]
+        newly = credit.credit(ids, rewards[ids, self.learner_seat[ids]], ended)
+        if newly.size:
+            seats = self.learner_seat[newly]
+            finals["terminated"][newly] = term[newly]
+            finals["truncated"][newly] = trunc[newly]
+            finals["obs"][newly] = info["final_observation"][newly, seats]
+            outcome = info["final_state"][newly, st.OUTCOME : st.OUTCOME + self.config.num_players]
+            finals["winners"][newly] = outcome != 0
+            finals["seat"][newly] = seats
+            finals["seed"][newly] = self.game_seeds[newly]
+            finals["ended"][newly] = True
+        if ended.any():
+            restarted = ids[ended]  # the engine dealt them seeds next_seed - k .. next_seed - 1, in ids order
+            self.game_seeds[restarted] = self.batch._next_seed[0] - restarted.size + np.arange(restarted.size)
+            self._new_episodes(restarted)
+
+    def _opponents_move(self, credit: LearnerReward, finals: dict[str, Any]) -> None:
+        """Opponent rounds until the learner is on move in every game: each agent moves in all the
+        games where it is on move with one :func:`~agents.runner.batch_actions` call and one engine step."""
+        batch = self.batch
+        while True:
+            player = batch._players
+            pending = np.flatnonzero(player != self.learner_seat)
+            if pending.size == 0:
+                return
+            who = self._opponent[pending, player[pending]]
+            first = who[0]
+            groups = (
+                [(first, pending)]
+                if (who == first).all()
+                else [(k, pending[who == k]) for k in np.unique(who)]
+            )
+            for k, ids in groups:
+                actions = batch_actions(
+                    self.pool.agents[k],
+                    batch.states,
+                    batch._obs,
+                    batch._masks,
+                    batch._players,
+                    ids,
+                    self.np_random,
+                )
+                self._play(ids, batch.step(actions, ids), credit, finals)
+
+    def _finals(self) -> dict[str, Any]:
+        b, n = self.num_envs, self.config.num_players
+        return {
+            "ended": np.zeros(b, dtype=bool),
+            "terminated": np.zeros(b, dtype=bool),
+            "truncated": np.zeros(b, dtype=bool),
+            "obs": np.zeros((b, self.batch.obs_dim), dtype=np.float32),
+            "winners": np.zeros((b, n), dtype=bool),
+            "seat": np.zeros(b, dtype=np.int64),
+            "seed": np.zeros(b, dtype=np.int64),
+        }
+
+    def _obs_info(self, finals: dict[str, Any] | None) -> tuple[np.ndarray, dict[str, Any]]:
+        obs = self.batch._obs.copy() if self.copy else self.batch._obs
+        info: dict[str, Any] = {
+            "action_mask": self.batch._masks.copy(),
+            "_action_mask": self._ones,
+            "learner_seat": self.learner_seat.copy(),
+            "_learner_seat": self._ones,
+            "game_seed": self.game_seeds.copy(),
+            "_game_seed": self._ones,
+        }
+        if finals is not None and finals["ended"].any():
+            ended = finals["ended"]
+            final_obs = np.empty(self.num_envs, dtype=object)
+            winners = np.empty(self.num_envs, dtype=object)
+            for b in np.flatnonzero(ended):
+                final_obs[b] = finals["obs"][b]
+                winners[b] = [int(p) for p in np.flatnonzero(finals["winners"][b])]
+            seat = finals["seat"]
+            sole = finals["winners"].sum(axis=1) == 1
+            is_success = ended & sole & finals["winners"][np.arange(self.num_envs), seat]
+            info["final_obs"], info["_final_obs"] = final_obs, ended
+            info["final_info"] = {
+                "winners": winners,
+                "_winners": ended,
+                "is_success": is_success,
+                "_is_success": ended,
+                "learner_seat": np.where(ended, seat, 0),
+                "_learner_seat": ended,
+                "game_seed": np.where(ended, finals["seed"], 0),
+                "_game_seed": ended,
+            }
+            info["_final_info"] = ended
+        return obs, info
+
+    # -- Gymnasium vector API ------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal ``num_envs`` new games (game ``b``: seed ``seed + b``) and play the opponents up to
+        the learner's turn in each."""
+        if options:
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; the vector view takes none")
+        super().reset(seed=seed)
+        if seed is not None:
+            self.pool.reseed(self.np_random)
+            first = int(seed)
+        else:
+            first = int(self.np_random.integers(0, MAX_SEED - self.num_envs))
+        self.batch.reset(seed=first)
+        self._sample_stream = np.array([self.np_random.integers(2**62)], dtype=np.uint64)
+        self.game_seeds[:] = first + self._all
+        self._new_episodes(self._all)
+        self._has_reset = True
+        self._opponents_move(LearnerReward(self.num_envs), self._finals())
+        return self._obs_info(None)
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """The learners' moves in every game, then the opponents' until each learner is on move again.
+
+        Returns ``(obs, rewards, terminations, truncations, info)`` (Gymnasium's vector step).
+        """
+        if not self._has_reset:
+            raise RuntimeError("step() called before reset()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}"
+            )
+        credit, finals = LearnerReward(self.num_envs), self._finals()
+        self._play(self._all, self.batch.step(acts), credit, finals)  # raises IllegalActionError, unchanged
+        self._opponents_move(credit, finals)
+        obs, info = self._obs_info(finals)
+        return obs, credit.reward, finals["terminated"], finals["truncated"], info
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, ``bool[num_envs, num_actions]`` (what ``MaskablePPO`` calls)."""
+        return self.batch._masks.astype(bool)
+
+    def sample_actions(self) -> np.ndarray:
+        """One uniformly random legal learner action per game (benchmarks, smoke tests), in compiled
+        code; the stream is seeded at each ``reset`` from :attr:`np_random`, so a seeded run repeats."""
+        if not self._has_reset:
+            raise RuntimeError("sample_actions() called before reset()")
+        return sample_legal_actions(self.batch._masks, self._sample_stream)
+
+
+__all__ = ["SplendorVectorEnv"]
