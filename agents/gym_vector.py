@@ -52,7 +52,7 @@ from splendor_env import state as st
 from splendor_env.env import OBS_HIGH
 from splendor_env.vector import MAX_SEED, SplendorBatch, sample_legal_actions
 
-from .gym_view import OpponentsArg, SplendorGymEnv
+from .gym_view import OpponentsArg, SplendorGymEnv, check_learner_seat
 from .pool import LearnerReward
 from .runner import batch_actions
 
@@ -84,12 +84,7 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
         self.batch = SplendorBatch(num_envs, num_players, copy=False, **options)
         self.config = self.batch.config
         n = self.config.num_players
-        if learner_seat is not None and (
-            isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer))
-        ):
-            raise TypeError(f"learner_seat must be None or an int seat, got {learner_seat!r}")
-        if learner_seat is not None and not 0 <= learner_seat < n:
-            raise ValueError(f"learner_seat must be in 0..{n - 1} (or None for random), got {learner_seat}")
+        check_learner_seat(learner_seat, n)
         if self.config.max_turns < n:  # a game could end before the learner's seat moves: no step to return
             raise ValueError(
                 f"max_turns must be at least num_players ({n}) in the vector view, got {self.config.max_turns}"

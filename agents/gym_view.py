@@ -68,6 +68,18 @@ from .runner import decide, is_over, seat_of
 OpponentsArg = Any  # str | Agent | Sequence[str | Agent] | Mapping[str, float] | OpponentPool
 
 
+def check_learner_seat(learner_seat: Any, num_players: int) -> None:
+    """A learner seat is ``None`` (a random seat per episode) or an int seat of the game; named if not."""
+    if learner_seat is not None and (
+        isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer))
+    ):
+        raise TypeError(f"learner_seat must be None or an int seat, got {learner_seat!r}")
+    if learner_seat is not None and not 0 <= learner_seat < num_players:
+        raise ValueError(
+            f"learner_seat must be in 0..{num_players - 1} (or None for random), got {learner_seat}"
+        )
+
+
 class SplendorGymEnv(gym.Env):
     """Splendor for one learner against fixed or pooled opponents; see the module docstring."""
 
@@ -93,12 +105,7 @@ class SplendorGymEnv(gym.Env):
         self.game = raw_env(num_players=num_players, **options)
         self.config = self.game.config
         n = self.config.num_players
-        if learner_seat is not None and (
-            isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer))
-        ):
-            raise TypeError(f"learner_seat must be None or an int seat, got {learner_seat!r}")
-        if learner_seat is not None and not 0 <= learner_seat < n:
-            raise ValueError(f"learner_seat must be in 0..{n - 1} (or None for random), got {learner_seat}")
+        check_learner_seat(learner_seat, n)
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.fixed_seat = None if learner_seat is None else int(learner_seat)
