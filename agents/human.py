@@ -1,7 +1,7 @@
 """A person at the terminal as an agent (spec ``"human"``): the board, the legal moves, a prompt.
 
 Why: the first thing a user wants after training a policy is to play against it
-(``python -m training.play --agents human ppo:models/ppo_2p.zip``). Each
+(``python -m training.play --agents human ppo:ppo_2p``). Each
 decision draws the board as the human's seat sees it (with rich), lists every
 legal move in words with a short code (``b13`` buy market card level 1 slot 3,
 ``twug`` take white+blue+green, ``rd2`` reserve the top of the level-2 deck...,

@@ -44,7 +44,7 @@ def export_network(policy: Any) -> tuple[np.ndarray, ...]:
     ex = policy.mlp_extractor
     if not isinstance(ex, CardSlotExtractor) or not isinstance(policy.action_net, CardSlotHead):
         raise ValueError(
-            "the az agent needs a card-slot policy (network.policy=card_slots, like models/ppo_2p.zip)"
+            "the az agent needs a card-slot policy (network.policy=card_slots, like the shipped ppo_2p)"
         )
     if not getattr(policy.pi_features_extractor, "card_features", False):
         raise ValueError("the az agent needs a policy whose ScaledObs has card_features=True")

@@ -8,7 +8,7 @@ a Wilson 95% confidence interval.
 
 CLI::
 
-    python -m training.evaluate models/ppo_2p.zip --opponents random greedy --games 1000 --workers 2 \\
+    python -m training.evaluate ppo:ppo_2p --opponents random greedy --games 1000 --workers 2 \\
         [--players 3 4] [--modules cities orient] [--backend ray [--address auto]]
 
 Results are reported per configuration (player count, modules) and

@@ -6,7 +6,7 @@ Usage::
     python -m training.play --agents mcts greedy random --seed 3
     python -m training.play --agents random random --render every
     python -m training.play --games 20 --render none         # just the results
-    python -m training.play --agents human ppo:models/ppo_2p.zip   # play against the shipped policy
+    python -m training.play --agents human ppo:ppo_2p   # play against the shipped policy
     python -m training.play --agents human random random --modules cities orient
 
 Each move is printed in words (``describe``); ``--render every`` draws the

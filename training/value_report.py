@@ -69,7 +69,7 @@ deals from ``10**6``, so ``10**6`` is *not* held out.
 CLI::
 
     python -m training.value_report --games 300 --out results/value_report
-    python -m training.value_report --agents ppo:models/ppo_2p.zip ppo:models/ppo_2p.zip --games 300
+    python -m training.value_report --agents ppo:ppo_2p ppo:ppo_2p --games 300
 
 Speed, one core: 300 games of ppo against greedy (or against itself) play in about
 2 s and the critic takes 1-2 s more (10 s with imports and model loading); an
@@ -102,9 +102,8 @@ from training.stats import bootstrap_counts, clean_number, percent, wilson
 
 #: First deal seed by default: far from every seed the shipped models were trained or selected on.
 DEFAULT_SEED = 10**9
-DEFAULT_MODEL = "models/ppo_2p.zip"
-DEFAULT_AGENTS = ("ppo:models/ppo_2p.zip", "greedy")
-ROOT = Path(__file__).resolve().parent.parent  # the defaults name the shipped model from any folder
+DEFAULT_MODEL = "ppo_2p"
+DEFAULT_AGENTS = ("ppo:ppo_2p", "greedy")
 #: Lower edges of the phase bins (the last is open).
 TURN_EDGES = (0, 10, 20, 30, 40)
 LEAD_EDGES = (0, 3, 6, 9, 12, 15)
