@@ -1,0 +1,243 @@
+"""The browser app's JSON API (``training.serve``), against a real server on a free port.
+
+Why over HTTP: the page trusts the server for everything, so what matters is
+what the server answers (a whole game played by posting moves, refused and
+stale moves leaving the game as it was, clear errors that do not stop the
+server, games kept apart), through its threads and its JSON, as the page sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agents
+from agents import runner
+from tests.helpers.app_server import app_server, call
+from training.records import replay, write_records
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with app_server() as base:
+        yield base
+
+
+def new_game(url: str, **body: Any) -> dict[str, Any]:
+    status, view = call(url, "POST", "/api/games", body)
+    assert status == 201, view
+    return view
+
+
+def move(url: str, view: dict[str, Any], action: int, shown: int | None = None) -> tuple[int, Any]:
+    body = {"action": action, "move": view["move"] if shown is None else shown}
+    return call(url, "POST", f"/api/games/{view['game_id']}/move", body)
+
+
+def get(url: str, game_id: str) -> dict[str, Any]:
+    status, view = call(url, "GET", f"/api/games/{game_id}")
+    assert status == 200, view
+    return view
+
+
+def a_record(tmp_path: Path, num_players: int = 2, modules: tuple[str, ...] = ()) -> Path:
+    """A records file of one greedy-vs-random game (the one runner writes it, as a tournament would)."""
+    specs = ["greedy", "random", "random", "random"][:num_players]
+    rec = runner.play_game(
+        [agents.build(s, seed=i) for i, s in enumerate(specs)], 5, labels=specs, modules=modules
+    )
+    path = tmp_path / "games.jsonl"
+    write_records(path, [rec])
+    return path
+
+
+def test_the_page_and_the_specs_are_served(url: str) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=30) as response:
+        assert b"<title>Splendor" in response.read()
+    status, specs = call(url, "GET", "/api/specs")
+    assert status == 200 and "greedy" in specs["specs"] and "human" not in specs["specs"]
+    assert specs["modules"] == ["cities", "trading_posts", "orient", "strongholds"]
+
+
+def test_a_whole_two_player_game_is_played_by_posting_moves(url: str) -> None:
+    view = new_game(url, agents=["human", "greedy"], seed=3)
+    assert view["human_seat"] == 0 and view["seat_on_move"] == 0 and view["svg"].startswith("<svg")
+    posted = 0
+    while not view["over"]:
+        assert view["seat_on_move"] == 0 and view["legal"], view  # the greedy seat moved on the server
+        ids = [m["id"] for m in view["legal"]]
+        assert all(isinstance(m["text"], str) and m["text"] for m in view["legal"])
+        status, view = move(url, view, ids[posted % len(ids)])
+        assert status == 200, view
+        posted += 1
+    record = view["record"]
+    assert view["legal"] == [] and view["seat_on_move"] is None and record["agents"] == ["human", "greedy"]
+    assert len(record["actions"]) == view["move"] > posted
+    ok, result, _ = replay(record)  # the server's record replays to the result it showed
+    assert ok and result == view["result"]
+    status, error = move(url, view, ids[0])
+    assert status == 409 and "over" in error["error"]
+
+
+def test_a_refused_move_leaves_the_game_unchanged(url: str) -> None:
+    view = new_game(url, agents=["human", "greedy"], seed=4)
+    legal = {m["id"] for m in view["legal"]}
+    illegal = next(a for a in range(200) if a not in legal)
+    for action in (illegal, -1, 10_000, "3", 1.5, None):
+        status, error = move(url, view, action)
+        assert status == 400 and error["error"], action
+        assert get(url, view["game_id"]) == view
+    status, error = move(url, view, illegal)
+    assert "refused" in error["error"] and "illegal" in error["error"]
+
+
+def test_a_stale_move_is_refused(url: str) -> None:
+    view = new_game(url, agents=["human", "random"], seed=5)
+    first = view["legal"][0]["id"]
+    status, after = move(url, view, first)
+    assert status == 200 and after["move"] >= view["move"] + 2  # the human's move and the agent's
+    # The same click again, from the page that still shows the old position (a double click, a second tab).
+    status, error = move(url, view, first)
+    assert status == 409 and "stale" in error["error"]
+    assert get(url, view["game_id"]) == after
+    status, error = call(url, "POST", f"/api/games/{view['game_id']}/move", {"action": first})
+    assert status == 400 and "'move'" in error["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"agents": ["human", "grredy"]}, "unknown agent spec 'grredy'"),
+        ({"agents": ["human"]}, "2 to 4 seats"),
+        ({"agents": ["human", "human"]}, "at most one seat"),
+        ({"agents": ["human", "greedy"], "modules": ["citys"]}, "unknown module"),
+        ({"agents": ["human", "mcts:sims=-3"]}, "seat 1"),
+        ({"agents": "greedy"}, "list of spec strings"),
+        ({"agents": ["human", "greedy"], "seed": "x"}, "'seed'"),
+    ],
+)
+def test_a_bad_game_request_gets_a_clear_error(url: str, body: dict[str, Any], words: str) -> None:
+    status, error = call(url, "POST", "/api/games", body)
+    assert status == 400 and words in error["error"], error
+
+
+def test_the_server_goes_on_after_bad_requests(url: str) -> None:
+    assert call(url, "POST", "/api/games", raw=b"{not json")[0] == 400
+    assert call(url, "POST", "/api/games", raw=b"[1, 2]")[0] == 400
+    assert call(url, "GET", "/api/games/abc123")[0] == 404
+    assert call(url, "GET", "/api/nothing")[0] == 404
+    assert call(url, "POST", "/api/nothing", {})[0] == 404
+    assert new_game(url, agents=["greedy", "random"], seed=1)["move"] == 0
+
+
+def test_two_games_are_kept_apart(url: str) -> None:
+    one = new_game(url, agents=["human", "greedy"], seed=7)
+    two = new_game(url, agents=["human", "greedy"], seed=7)
+    assert one["game_id"] != two["game_id"] and one["svg"] == two["svg"]
+    status, one_after = move(url, one, one["legal"][0]["id"])
+    assert status == 200 and get(url, two["game_id"]) == two
+    # Moves on both at once, from several threads: each game's lock keeps each game consistent.
+    views = {one["game_id"]: one_after, two["game_id"]: two}
+    errors: list[Any] = []
+
+    def play(game_id: str) -> None:
+        view = views[game_id]
+        for _ in range(15):
+            if view["over"]:
+                return
+            status, view = move(url, view, view["legal"][-1]["id"])
+            if status != 200:
+                errors.append(view)
+                return
+        views[game_id] = view
+
+    threads = [threading.Thread(target=play, args=(g,)) for g in views]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for game_id, view in views.items():
+        assert get(url, game_id) == view
+
+
+def test_watch_mode_advances_one_agent_move_at_a_time(url: str) -> None:
+    view = new_game(url, agents=["greedy", "random", "greedy"], modules=["cities", "orient"], seed=2)
+    assert view["human_seat"] is None and view["legal"] == [] and view["move"] == 0
+    while not view["over"]:
+        status, after = call(url, "POST", f"/api/games/{view['game_id']}/advance", {"move": view["move"]})
+        assert status == 200 and after["move"] == view["move"] + 1, after
+        view = after
+    assert replay(view["record"])[0]
+    status, error = call(url, "POST", f"/api/games/{view['game_id']}/advance", {"move": 3})
+    assert status == 409 and "stale" in error["error"]
+
+
+def test_a_record_is_stepped_through_and_continued(url: str, tmp_path: Path) -> None:
+    path = a_record(tmp_path)
+    record = json.loads(path.read_text())
+    specs = record["agents"]
+    status, info = call(url, "POST", "/api/records", {"path": str(path)})
+    assert status == 200, info
+    n = len(record["actions"])
+    assert len(info["moves"]) == n and info["move"] == n and info["over"] and info["records"] == 1
+    assert info["result"]["winners"] == record["winners"]
+    status, upload = call(url, "POST", "/api/records", {"text": path.read_text(), "index": 0})
+    assert status == 200 and upload["svg"] == info["svg"] and upload["replay_id"] != info["replay_id"]
+    status, deal = call(url, "GET", f"/api/replays/{info['replay_id']}?move=0")
+    assert status == 200 and deal["move"] == 0 and "the deal" in deal["caption"]
+    status, pos = call(url, "GET", f"/api/replays/{info['replay_id']}?move=10")
+    assert status == 200 and pos["caption"] == info["moves"][9]
+    assert call(url, "GET", f"/api/replays/{info['replay_id']}?move={n + 1}")[0] == 400
+
+    body = {"move": 10, "agents": ["greedy", "human"]}
+    status, game = call(url, "POST", f"/api/replays/{info['replay_id']}/continue", body)
+    assert status == 201, game
+    assert game["move"] >= 10 and game["seat_on_move"] == 1 and game["agents"] == ["greedy", "human"]
+    status, game = move(url, game, game["legal"][0]["id"])
+    assert status == 200
+    # Watched to its end, a continued game's record (the recorded prefix, then its own moves) replays.
+    status, watched = call(
+        url, "POST", f"/api/replays/{info['replay_id']}/continue", {"move": 10, "agents": specs}
+    )
+    assert status == 201 and watched["move"] == 10
+    while not watched["over"]:
+        status, watched = call(
+            url, "POST", f"/api/games/{watched['game_id']}/advance", {"move": watched["move"]}
+        )
+        assert status == 200, watched
+    assert watched["record"]["actions"][:10] == record["actions"][:10] and replay(watched["record"])[0]
+    body = {"move": 10, "agents": ["greedy", "human", "random"]}
+    status, error = call(url, "POST", f"/api/replays/{info['replay_id']}/continue", body)
+    assert status == 400 and "2-player game" in error["error"]
+    status, error = call(
+        url, "POST", f"/api/replays/{info['replay_id']}/continue", {"move": n, "agents": ["greedy", "human"]}
+    )
+    assert status == 400 and "over" in error["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"text": "{not json\n"}, "not a JSON record"),
+        ({"text": ""}, "no record"),
+        ({"record": {"num_players": 2, "actions": []}}, "'seed' is missing"),
+        ({"record": {"num_players": 5, "seed": 1, "actions": []}}, "'num_players'"),
+        ({"record": {"num_players": 2, "seed": 1, "actions": [0, 0, 0, 0, 0, 0, 0, 0]}}, "illegal action"),
+        ({"record": {"num_players": 2, "seed": 1, "actions": ["x"]}}, "'actions'"),
+        ({"record": [1, 2]}, "JSON object"),
+        ({"text": '{"num_players": 2, "seed": 1, "actions": []}\n', "index": 3}, "out of range"),
+        ({"path": "/nonexistent/games.jsonl"}, "cannot read"),
+        ({}, "give a record"),
+    ],
+)
+def test_a_malformed_record_gets_a_clear_error(url: str, body: dict[str, Any], words: str) -> None:
+    status, error = call(url, "POST", "/api/records", body)
+    assert status == 400 and words in error["error"], error
