@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -221,9 +222,9 @@ def _path(loc: tuple[Any, ...]) -> str:
     return out or "config"
 
 
-def _known_keys(loc: tuple[Any, ...]) -> list[str]:
-    """The field names of the section that holds ``loc[-1]``."""
-    model: type[BaseModel] = TrainConfig
+def _known_keys(loc: tuple[Any, ...], root: type[BaseModel] | None = None) -> list[str]:
+    """The field names of the section that holds ``loc[-1]`` in ``root`` (default: :class:`TrainConfig`)."""
+    model: type[BaseModel] = TrainConfig if root is None else root
     for part in loc[:-1]:
         if isinstance(part, str) and part in model.model_fields:
             ann = model.model_fields[part].annotation
@@ -252,6 +253,17 @@ def _message(err: dict[str, Any]) -> str:
     return f"expected {expected.get(kind, kind)}, got {value!r}"
 
 
+def check_modules(modules: list[str], check: Callable[[bool, str, str], None]) -> None:
+    """Every listed module is known and listed once (``check(ok, key, message)`` raises)."""
+    for i, m in enumerate(modules):
+        check(
+            m in SUPPORTED_MODULES,
+            f"modules[{i}]",
+            f"unknown module {m!r}; known modules: {', '.join(SUPPORTED_MODULES)}",
+        )
+        check(m not in modules[:i], f"modules[{i}]", f"module {m!r} is listed twice")
+
+
 def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
     """The checks that involve more than one field, or the agent registry and the file system."""
 
@@ -259,13 +271,7 @@ def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
         if not ok:
             raise ConfigError(f"{key}: {message}")
 
-    for i, m in enumerate(cfg.modules):
-        check(
-            m in SUPPORTED_MODULES,
-            f"modules[{i}]",
-            f"unknown module {m!r}; known modules: {', '.join(SUPPORTED_MODULES)}",
-        )
-        check(m not in cfg.modules[:i], f"modules[{i}]", f"module {m!r} is listed twice")
+    check_modules(cfg.modules, check)
     if isinstance(cfg.players, list):
         check(bool(cfg.players), "players", "must not be empty (2, 3, 4 or a list of them)")
         check(

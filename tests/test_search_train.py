@@ -1,0 +1,235 @@
+"""Expert iteration (training/search_train.py): config, self-play targets, buffer, runs, resume, backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from training import search_config
+from training.config import ConfigError
+from training.search_selfplay import ReplayBuffer, choose_move, visit_target
+
+
+def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
+    """A run of 1 iteration, 2 games, 8 simulations, a tiny batch (overridden by ``changes``)."""
+    raw: dict[str, Any] = {
+        "players": 2,
+        "init": "fresh",
+        "output_dir": str(tmp_path / "run"),
+        "iterations": 1,
+        "selfplay": {"games": 2, "sims": 8, "games_per_job": 1, "max_turns": 60},
+        "buffer": {"capacity": 4000},
+        "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
+        "gate": {"games": 2, "sims": 8},
+        "eval": {"every": 1, "games": 2, "sims": 8, "opponents": ["greedy"], "modes": ["ppo"]},
+    }
+    for key, value in changes.items():
+        section, _, field = key.partition("__")
+        if field:
+            raw[section][field] = value
+        else:
+            raw[key] = value
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"selfplay": {"simz": 3}}, "selfplay.simz: unknown key 'simz'; known keys here: ['games', 'sims'"),
+        ({"gate": {"threshold": 1.5}}, "gate.threshold: must be <= 1, got 1.5"),
+        ({"players": 5}, "players: a player count must be 2, 3 or 4, got 5"),
+        ({"modules": ["citys"]}, "modules[0]: unknown module 'citys'"),
+        ({"init": "nope.zip"}, "init: model file not found: 'nope.zip'"),
+        ({"init": "ppo_2p", "modules": ["cities"]}, "init: "),
+        ({"train": {"min_positions": 10, "batch_size": 0}}, "train.batch_size: must be >= 1, got 0"),
+        ({"buffer": {"capacity": 5}}, "train.min_positions: must be <= buffer.capacity (5)"),
+        ({"eval": {"modes": ["mcts"]}}, "eval.modes[0]: must be one of 'ppo' or 'az', got 'mcts'"),
+        ({"device": "tpu"}, "device: must be one of"),
+    ],
+)
+def test_config_errors_name_the_key(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        search_config.from_dict(change, check_specs=False)
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_shipped_configs_are_valid() -> None:
+    root = Path(__file__).resolve().parents[1] / "configs"
+    games = {}
+    for name in ("search_2p", "search_3_4p", "search_modules_2p"):
+        cfg = search_config.load(root / f"{name}.yaml", check_specs=False)
+        games[name] = (cfg.player_counts, tuple(cfg.modules), cfg.init)
+    assert games["search_2p"] == ([2], (), "ppo_2p")
+    assert games["search_3_4p"] == ([3, 4], (), "ppo_base_3_4p")
+    assert games["search_modules_2p"] == (
+        [2],
+        ("cities", "trading_posts", "orient", "strongholds"),
+        "ppo_modules_2p",
+    )
+
+
+def test_visit_target_and_move_choice() -> None:
+    mask = np.array([1, 0, 1, 1, 0], np.int8)
+    counts = np.array([3.4, 0.0, 0.25, 5.3, 0.0])  # root_visits: visits + a tie-break below 1
+    target = visit_target(counts, mask)
+    np.testing.assert_allclose(target, [3 / 8, 0, 0, 5 / 8, 0])
+    assert choose_move(counts, target, False, 1.0, np.random.default_rng(0)) == 3
+    picks = {choose_move(counts, target, True, 1.0, np.random.default_rng(s)) for s in range(40)}
+    assert picks == {0, 3}  # sampled only among visited legal moves
+    one = visit_target(np.array([0.25, 0.3, 0.2]), np.array([1, 1, 0]))  # no visit: the best valued move
+    np.testing.assert_array_equal(one, [0, 1, 0])
+
+
+def test_replay_buffer_drops_the_oldest_and_round_trips(tmp_path: Path) -> None:
+    buf = ReplayBuffer(5, 3, 4)
+
+    def batch(first: int, k: int) -> dict[str, np.ndarray]:
+        v = np.arange(first, first + k, dtype=np.float32)
+        return {
+            "obs": np.repeat(v[:, None], 3, 1),
+            "mask": np.ones((k, 4), bool),
+            "policy": np.full((k, 4), 0.25, np.float32),
+            "value": v,
+            "seat": np.zeros(k, np.int8),
+            "phase": np.zeros(k, np.float32),
+        }
+
+    buf.add(batch(0, 3))
+    buf.add(batch(3, 4))
+    assert buf.size == 5 and buf.added == 7
+    np.testing.assert_array_equal(buf.ordered()["value"], [2, 3, 4, 5, 6])
+    buf.save(tmp_path / "b.npz")
+    again = ReplayBuffer.load(tmp_path / "b.npz", 5, 3, 4)
+    np.testing.assert_array_equal(again.ordered()["value"], [2, 3, 4, 5, 6])
+    assert again.added == 7
+    again.add(batch(7, 9))  # more than the capacity at once: its newest positions
+    np.testing.assert_array_equal(again.ordered()["value"], [11, 12, 13, 14, 15])
+
+
+def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
+    from agents.az import AZAgent
+    from training.search_selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from training.search_train import fresh_model
+
+    cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
+    az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
+    data, record = play_selfplay_game(SearchRecorder(az, 4, 1.0), 2, (), 200, game_seeds(0, 0, 0))
+    assert len(data["value"]) > 10
+    np.testing.assert_allclose(data["policy"].sum(axis=1), 1.0, rtol=1e-6)
+    assert not data["policy"][~data["mask"]].any()  # mass on legal ids only
+    winners = record["winners"]
+    expected = [
+        0.0 if record["truncated"] else (1.0 if winners == [p] else 0.0 if p in winners else -1.0)
+        for p in range(2)
+    ]
+    np.testing.assert_array_equal(data["value"], np.array(expected, np.float32)[data["seat"]])
+    assert set(data["seat"].tolist()) == {0, 1} and data["phase"].min() >= 0 and data["phase"].max() < 1
+
+
+def run_tiny(raw: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    from training.search_train import search_train
+
+    return search_train(search_config.from_dict(raw), progress=False, log=lambda *_: None, **kwargs)
+
+
+def plays_as_ppo_and_az(path: Path, players: int, modules: tuple[str, ...]) -> None:
+    import agents
+    from agents.runner import play_game
+
+    for spec in (f"ppo:{path}", f"az:{path},sims=8"):
+        agent = agents.make(spec, seed=0)
+        record = play_game([agent] * players, seed=1, modules=modules, max_turns=30)
+        assert record["actions"], spec
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("players", "modules", "init"),
+    [(2, [], "ppo_2p"), (3, [], "fresh"), (2, ["cities"], "fresh")],
+)
+def test_tiny_run_gives_a_network_for_ppo_and_az(
+    tmp_path: Path, players: int, modules: list[str], init: str
+) -> None:
+    raw = tiny(tmp_path, players=players, modules=modules, init=init, iterations=2)
+    summary = run_tiny(raw)
+    out = tmp_path / "run"
+    assert summary["iterations"] == 2 and not summary["stopped_by_time_limit"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [m["iteration"] for m in metrics] == [0, 1]
+    assert "gate_accepted" in metrics[0] and "eval_win_rate_vs_greedy_ppo" in metrics[1]
+    assert {p.name for p in (out / "checkpoints").iterdir()} >= {
+        "learner.zip",
+        "best.zip",
+        "buffer.npz",
+        "optimizer.pt",
+        "state.json",
+    }
+    assert list((out / "tb").iterdir())
+    plays_as_ppo_and_az(out / "best.zip", players, tuple(modules))
+    plays_as_ppo_and_az(out / "checkpoints" / "learner.zip", players, tuple(modules))
+
+
+@pytest.mark.slow
+def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Path) -> None:
+    raw = tiny(tmp_path)
+    run_tiny(raw)
+    ckpt = tmp_path / "run" / "checkpoints"
+    before = np.load(ckpt / "buffer.npz")["value"]
+    raw["iterations"] = 2
+    summary = run_tiny(raw, resume=True)
+    assert summary["iterations"] == 2
+    after = np.load(ckpt / "buffer.npz")["value"]
+    assert len(after) > len(before)
+    np.testing.assert_array_equal(after[: len(before)], before)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert [m["iteration"] for m in metrics] == [0, 1]
+
+
+@pytest.mark.slow
+def test_wall_clock_limit_stops_cleanly_after_a_step(tmp_path: Path) -> None:
+    raw = tiny(tmp_path, max_wall_minutes=1e-6, iterations=3)
+    summary = run_tiny(raw)
+    assert summary["stopped_by_time_limit"] and summary["iterations"] == 0 and summary["next_step"] == "train"
+    state = json.loads((tmp_path / "run" / "checkpoints" / "state.json").read_text())
+    assert (state["iteration"], state["step"]) == (0, "train") and state["positions"] > 0
+    raw.pop("max_wall_minutes")
+    assert run_tiny(raw, resume=True)["iterations"] == 3  # the rest of the run, no self-play repeated
+
+
+@pytest.mark.slow
+def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    from training.backend import map_jobs
+    from training.search_selfplay import model_bytes, selfplay_job, selfplay_jobs
+    from training.search_train import fresh_model
+
+    cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
+    network = model_bytes(fresh_model(cfg))
+    sp = cfg.selfplay.model_dump()
+    whole = selfplay_jobs(network, 3, cfg.seed, 4, 4, [2], (), sp)  # one job of 4 games
+    split = selfplay_jobs(network, 3, cfg.seed, 4, 1, [2], (), sp)  # four jobs of 1 game
+    local = map_jobs(selfplay_job, whole)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = map_jobs(selfplay_job, split, workers=2, backend="ray")
+    finally:
+        ray.shutdown()
+    assert [r["actions"] for r in local[0]["records"]] == [r["actions"] for p in remote for r in p["records"]]
+    for key in ("obs", "policy", "value"):
+        np.testing.assert_array_equal(local[0]["data"][key], np.concatenate([p["data"][key] for p in remote]))
+
+
+def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training.cli import run_cli
+    from training.search_train import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("players: 2\nselfplay: {sims: 1}\n")
+    assert run_cli(main, ["--config", str(bad)], prog="search_train") == 2
+    assert "selfplay.sims: must be >= 2, got 1" in capsys.readouterr().err

@@ -1,0 +1,188 @@
+"""The config of :mod:`training.search_train` (expert iteration): YAML -> typed pydantic models.
+
+Why a second schema next to :mod:`training.config`: a search-training run has
+other knobs (self-play search, replay buffer, gate) and none of PPO's; what the
+two share (the YAML scalar types, ``--set`` overrides, one-line errors naming
+the key) is imported from there, so both configs fail the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BeforeValidator, Field, ValidationError
+
+from training.config import (
+    ACTIVATIONS,
+    ConfigError,
+    Float,
+    Int,
+    OptFloat,
+    Str,
+    _known_keys,
+    _message,
+    _path,
+    _players,
+    _Section,
+    apply_override,
+    check_agent_spec,
+    check_modules,
+)
+
+#: ``init`` value meaning "a new, untrained card-slot network for the config's game".
+FRESH = "fresh"
+EVAL_MODES = ("ppo", "az")
+
+
+class NetworkSection(_Section):
+    """The card-slot network built when ``init: fresh`` (ignored when starting from a model)."""
+
+    net_arch: list[Int(ge=1, le=4096)] = Field(default=[128, 128], min_length=1)
+    activation: Literal[ACTIVATIONS] = "relu"
+
+
+class SelfPlaySection(_Section):
+    """Self-play: every seat the same ``az`` agent with the current (gated) network."""
+
+    games: Int(ge=1) = 32  # games per iteration
+    sims: Int(ge=2) = 100  # simulations per move
+    c: Float(ge=0) = 1.5  # PUCT exploration constant (az option)
+    fpu: Float(ge=0) = 0.2  # first-play urgency reduction (az option)
+    batch: Int(ge=1, le=64) = 8  # leaves per network call (az option)
+    sample_moves: Int(ge=0) = 20  # the first K decisions of a game sample a move from the visit counts
+    temperature: Float(gt=0) = 1.0  # of that sampling: p ~ visits^(1/temperature)
+    max_turns: Int(ge=1) = 100  # a longer game is truncated (value target 0 for every seat)
+    games_per_job: Int(ge=1) = 8  # games sent to a worker at a time
+
+
+class BufferSection(_Section):
+    capacity: Int(ge=1) = 100_000  # positions kept; the oldest go first
+
+
+class TrainSection(_Section):
+    batch_size: Int(ge=1) = 256
+    epochs: Int(ge=1) = 2  # passes over the buffer per iteration
+    learning_rate: Float(gt=0) = 1e-3  # Adam
+    weight_decay: Float(ge=0) = 1e-4
+    value_coef: Float(ge=0) = 1.0  # loss = cross-entropy to the visits + value_coef * value MSE
+    max_grad_norm: Float(gt=0) = 1.0
+    min_positions: Int(ge=1) = 1_000  # no training until the buffer holds this many
+
+
+class GateSection(_Section):
+    games: Int(ge=0) = 40  # seat-rotated games, new network against the previous one; 0 = always accept
+    sims: Int(ge=2) = 32  # simulations per move of both sides
+    threshold: Float(ge=0, le=1) = 0.55  # 2-player win rate to accept; n players: threshold * 2 / n
+
+
+class EvalSection(_Section):
+    every: Int(ge=0) = 5  # iterations between evaluations against fixed opponents; 0 = never
+    games: Int(ge=1) = 40  # per opponent and mode, seat-rotated
+    opponents: list[Str] = ["greedy"]
+    modes: list[Literal[EVAL_MODES]] = Field(
+        default=["ppo", "az"], min_length=1
+    )  # network alone / with search
+    sims: Int(ge=2) = 32  # simulations per move of the az mode
+
+
+class SearchTrainConfig(_Section):
+    players: Annotated[int | list[int], BeforeValidator(_players)] = 2
+    modules: list[Str] = []  # any of cities, trading_posts, orient, strongholds
+    seed: Int(ge=0) = 0
+    output_dir: Str = "runs/search_2p"
+    iterations: Int(ge=1) = 1_000  # the run ends after this many (or at max_wall_minutes)
+    max_wall_minutes: OptFloat(gt=0) = None  # stop cleanly (checkpointed) after the step that passes it
+    torch_threads: Int(ge=1) = 1
+    device: Literal["auto", "cpu", "cuda"] = "auto"  # where the network trains; auto = cuda if available
+    init: Str = FRESH  # a shipped model name (ppo_2p), a MaskablePPO .zip, or "fresh"
+    network: NetworkSection = NetworkSection()
+    selfplay: SelfPlaySection = SelfPlaySection()
+    buffer: BufferSection = BufferSection()
+    train: TrainSection = TrainSection()
+    gate: GateSection = GateSection()
+    eval: EvalSection = EvalSection()
+
+    @property
+    def player_counts(self) -> list[int]:
+        """``players`` as a sorted list of distinct counts."""
+        return [self.players] if isinstance(self.players, int) else sorted(set(self.players))
+
+
+def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
+    """Checks that involve several fields, the model files or the agent registry."""
+
+    def check(ok: bool, key: str, message: str) -> None:
+        if not ok:
+            raise ConfigError(f"{key}: {message}")
+
+    check_modules(cfg.modules, check)
+    check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
+    check(
+        cfg.selfplay.games >= len(cfg.player_counts),
+        "selfplay.games",
+        f"must be >= the number of player counts ({len(cfg.player_counts)})",
+    )
+    check(
+        cfg.train.min_positions <= cfg.buffer.capacity,
+        "train.min_positions",
+        f"must be <= buffer.capacity ({cfg.buffer.capacity}), or training never starts",
+    )
+    if cfg.init != FRESH:
+        from agents.models import resolve_model
+        from training.model_file import model_zip_problem
+
+        try:
+            path = str(resolve_model(cfg.init))
+        except FileNotFoundError:
+            path = cfg.init
+        problem = model_zip_problem(path, cfg.modules)
+        check(problem is None, "init", f"{problem} (or 'fresh' for a new network)")
+    if check_specs:
+        for i, spec in enumerate(cfg.eval.opponents):
+            check_agent_spec(spec, f"eval.opponents[{i}]", cfg.player_counts, tuple(cfg.modules))
+
+
+def validate(raw: dict[str, Any], check_specs: bool = True) -> SearchTrainConfig:
+    """Parse a raw mapping; the first problem becomes one :class:`ConfigError` line naming the key."""
+    try:
+        cfg = SearchTrainConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "extra_forbidden":
+            raise ConfigError(
+                f"{_path(err['loc'])}: unknown key {err['loc'][-1]!r}; known keys here: {_known_keys(err['loc'], SearchTrainConfig)}"
+            ) from None
+        raise ConfigError(f"{_path(err['loc'])}: {_message(err)}") from None
+    _cross_checks(cfg, check_specs)
+    return cfg
+
+
+def from_dict(
+    raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
+) -> SearchTrainConfig:
+    """Parse and validate a raw mapping after the ``--set`` overrides."""
+    raw = dict(raw or {})
+    for assignment in overrides or []:
+        apply_override(raw, assignment)
+    return validate(raw, check_specs)
+
+
+def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> SearchTrainConfig:
+    """Read a YAML config file, apply overrides, parse and validate."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config file not found: {str(path)!r}")
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not a valid YAML text file: {' '.join(str(e).split())}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping such as 'players: 2'")
+    return from_dict(raw, overrides, check_specs)
+
+
+def to_dict(cfg: SearchTrainConfig) -> dict[str, Any]:
+    """Plain mapping (the run directory's config.yaml, the metrics JSON)."""
+    return cfg.model_dump()

@@ -1,0 +1,331 @@
+"""Self-play data for expert iteration: games played by ``az`` that record the search's visit counts.
+
+Why a recorder around :class:`agents.az.AZAgent` and not a new game loop: the
+games go through :func:`agents.runner.play_game` (the one runner: deal, seat
+order, :func:`~agents.runner.decision_state` determinisation), and the search
+is ``AZAgent.root_visits`` (the one search core); this module only decides
+which move to play from the counts and writes down, for every decision with a
+choice, the observation of the seat on move, its legal mask and the visit
+distribution over the legal ids (the policy target). When the game ends each
+seat's :func:`splendor_env.rules.terminal_rewards` becomes the value target of
+that seat's positions (what :func:`agents.net.seat_values` expects of the
+critic: each seat's own result).
+
+Seeds: game ``g`` of iteration ``i`` is dealt, searched and sampled from
+seeds derived from ``(config seed, i, g)`` only (:func:`game_seeds`), so the
+records do not depend on the backend, the number of workers or how the games
+are cut into jobs.
+
+Networks travel to workers as the bytes of their MaskablePPO ``.zip``, so a
+Ray worker on another machine needs no shared file system.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.runner import play_game
+from splendor_env.env import raw_env
+from splendor_env.rules import terminal_rewards
+from splendor_env.state import CURRENT, MAX_PLAYERS
+from training.evaluate import MatchResult, job_seed, play_match
+
+#: Arrays of one batch of positions (a job's, the buffer's), in this order.
+FIELDS = ("obs", "mask", "policy", "value", "seat", "phase")
+
+
+# ---------------------------------------------------------------------------
+# Networks as bytes
+
+
+def model_bytes(model: Any) -> bytes:
+    """A MaskablePPO model as the bytes of its ``.zip`` (what a worker is sent)."""
+    buf = io.BytesIO()
+    model.save(buf)
+    return buf.getvalue()
+
+
+def model_from_bytes(data: bytes) -> Any:
+    """The MaskablePPO model of :func:`model_bytes`, on the CPU."""
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO.load(io.BytesIO(data), device="cpu")
+
+
+_AGENTS: dict[tuple[str, str], Any] = {}  # per process: (network digest, options) -> agent
+
+
+def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
+    """An ``az`` or ``ppo`` agent for the network ``data``, built once per process and network.
+
+    Why: loading a ``.zip`` costs a second or more; a worker that runs several jobs of one
+    iteration (or the main process with one worker, every iteration) reuses the agent. It is
+    reseeded by the caller before each game.
+    """
+    from agents.az import AZAgent
+    from agents.ppo import PPOAgent
+
+    key = (hashlib.sha1(data).hexdigest(), f"{kind}:{sorted(options.items())}")
+    if key not in _AGENTS:
+        if len(_AGENTS) >= 4:
+            _AGENTS.pop(next(iter(_AGENTS)))
+        model = model_from_bytes(data)
+        _AGENTS[key] = AZAgent(model=model, seed=seed, **options) if kind == "az" else PPOAgent(model=model)
+    agent = _AGENTS[key]
+    agent.seed(seed)
+    return agent
+
+
+# ---------------------------------------------------------------------------
+# One self-play game
+
+
+def game_seeds(seed: int, iteration: int, game: int) -> tuple[int, int, int]:
+    """(deal, search, determinisation-and-sampling) seeds of game ``game`` of ``iteration``."""
+    return tuple(job_seed(seed, iteration, game, k) for k in range(3))  # type: ignore[return-value]
+
+
+def visit_target(counts: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The policy target: root visit counts over the legal ids, summing to 1 (zero elsewhere).
+
+    ``AZAgent.root_visits`` adds a tie-break below 1 to each count, so the integer part is the
+    number of visits. With no visit at all (a 1-simulation search) the most valued move gets 1.
+    """
+    legal = np.asarray(mask) != 0
+    visits = np.where(legal, np.floor(counts), 0.0)
+    total = visits.sum()
+    if total <= 0:
+        visits = np.zeros_like(visits)
+        visits[int(np.argmax(np.where(legal, counts, -np.inf)))] = 1.0
+        total = 1.0
+    return (visits / total).astype(np.float32)
+
+
+def choose_move(
+    counts: np.ndarray, target: np.ndarray, sample: bool, temperature: float, rng: np.random.Generator
+) -> int:
+    """Sample from ``target ** (1 / temperature)`` (the opening, so games differ) or play the most visited."""
+    if sample:
+        p = target.astype(np.float64) ** (1.0 / temperature)
+        return int(rng.choice(p.size, p=p / p.sum()))
+    return int(np.argmax(np.where(target > 0, counts, -1.0)))
+
+
+class SearchRecorder(Agent):
+    """The self-play seat: ``az``'s search picks the move, every decision with a choice is recorded."""
+
+    name = "az-selfplay"
+    needs_state = True
+
+    def __init__(self, az: Any, sample_moves: int, temperature: float) -> None:
+        super().__init__(0)
+        self.az, self.sample_moves, self.temperature = az, sample_moves, temperature
+        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int]] = []
+        self.decisions = 0
+
+    def begin(self, search_seed: int, sample_seed: int) -> None:
+        """A new game: reseed the search and the sampling, forget the last game's rows."""
+        self.az.seed(search_seed)
+        self.seed(sample_seed)
+        self.rows, self.decisions = [], 0
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
+        assert state is not None
+        index, self.decisions = self.decisions, self.decisions + 1
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 1:  # a forced move teaches the policy nothing
+            return int(legal[0])
+        counts = self.az.root_visits(state)
+        target = visit_target(counts, action_mask)
+        self.rows.append(
+            (
+                np.array(observation, np.float32),
+                np.asarray(action_mask) != 0,
+                target,
+                int(state[CURRENT]),
+                index,
+            )
+        )
+        return choose_move(counts, target, index < self.sample_moves, self.temperature, self.rng)
+
+
+def play_selfplay_game(
+    recorder: SearchRecorder,
+    num_players: int,
+    modules: tuple[str, ...],
+    max_turns: int,
+    seeds: tuple[int, int, int],
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """One game of ``recorder`` in every seat: its positions (:data:`FIELDS`) and its record.
+
+    ``phase`` is a position's place in the game, decision index / decisions played (0 = first
+    move), for the value accuracy by game phase.
+    """
+    deal, search, sample = seeds
+    recorder.begin(search, sample)
+    env = raw_env(num_players=num_players, modules=modules, max_turns=max_turns)
+    record = play_game(
+        [recorder] * num_players,
+        deal,
+        env=env,
+        rng=np.random.default_rng(sample + 1),
+        labels=["az"] * num_players,
+    )
+    rewards = np.zeros(MAX_PLAYERS)
+    terminal_rewards(env.game_state, rewards)
+    rows = recorder.rows
+    total = max(1, recorder.decisions)
+    data = {
+        "obs": np.stack([r[0] for r in rows]),
+        "mask": np.stack([r[1] for r in rows]),
+        "policy": np.stack([r[2] for r in rows]),
+        "value": np.array([rewards[r[3]] for r in rows], np.float32),
+        "seat": np.array([r[3] for r in rows], np.int8),
+        "phase": np.array([r[4] / total for r in rows], np.float32),
+    }
+    return data, record
+
+
+def concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Positions of several games (or jobs) as one batch."""
+    return {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+
+
+# ---------------------------------------------------------------------------
+# Jobs (module-level functions: picklable for worker processes and Ray)
+
+
+def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Play the games ``job["games"]`` of one iteration; returns their positions and records."""
+    import torch
+
+    torch.set_num_threads(1)
+    sp = job["selfplay"]
+    az = cached_agent(job["network"], "az", 0, sims=sp["sims"], c=sp["c"], fpu=sp["fpu"], batch=sp["batch"])
+    recorder = SearchRecorder(az, sp["sample_moves"], sp["temperature"])
+    parts, records = [], []
+    for g in job["games"]:
+        n = job["player_counts"][g % len(job["player_counts"])]
+        seeds = game_seeds(job["seed"], job["iteration"], g)
+        data, record = play_selfplay_game(recorder, n, tuple(job["modules"]), sp["max_turns"], seeds)
+        parts.append(data)
+        records.append({**record, "game": g, "positions": len(data["value"])})
+    return {"data": concat(parts), "records": records}
+
+
+def match_job(job: dict[str, Any]) -> MatchResult:
+    """Seat-rotated games (:func:`training.evaluate.play_match`) of a network against a network or a spec."""
+    import torch
+
+    from agents import build
+
+    torch.set_num_threads(1)
+    cand = cached_agent(job["candidate"], job["mode"], job["seed"], **job["options"])
+    if isinstance(job["opponent"], bytes):
+        opp = cached_agent(job["opponent"], "az", job["seed"] + 1, **job["options"])
+    else:
+        opp = build(job["opponent"], seed=job["seed"] + 1)
+    return play_match(
+        cand,
+        opp,
+        job["games"],
+        job["players"],
+        seed=job["seed"],
+        opponent_name=job["name"],
+        first_game=job["first_game"],
+        max_turns=job["max_turns"],
+        modules=tuple(job["modules"]),
+    )
+
+
+def selfplay_jobs(
+    network: bytes,
+    iteration: int,
+    seed: int,
+    games: int,
+    per_job: int,
+    player_counts: list[int],
+    modules: tuple[str, ...],
+    selfplay: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The iteration's games cut into jobs of ``per_job`` consecutive game indices."""
+    return [
+        {
+            "network": network,
+            "iteration": iteration,
+            "seed": seed,
+            "games": list(range(first, min(games, first + per_job))),
+            "player_counts": list(player_counts),
+            "modules": list(modules),
+            "selfplay": selfplay,
+        }
+        for first in range(0, games, per_job)
+    ]
+
+
+# ---------------------------------------------------------------------------
+# The replay buffer
+
+
+class ReplayBuffer:
+    """The last ``capacity`` positions in fixed numpy arrays (a ring: the oldest are overwritten)."""
+
+    def __init__(self, capacity: int, obs_dim: int, num_actions: int) -> None:
+        self.capacity = capacity
+        self.arrays = {
+            "obs": np.zeros((capacity, obs_dim), np.float32),
+            "mask": np.zeros((capacity, num_actions), bool),
+            "policy": np.zeros((capacity, num_actions), np.float32),
+            "value": np.zeros(capacity, np.float32),
+            "seat": np.zeros(capacity, np.int8),
+            "phase": np.zeros(capacity, np.float32),
+        }
+        self.pos = 0  # next row written
+        self.size = 0
+        self.added = 0  # positions ever added (the oldest-out count is added - size)
+
+    def add(self, data: dict[str, np.ndarray]) -> None:
+        """Append positions; past ``capacity`` the oldest are dropped (a batch larger than it keeps its tail)."""
+        k = len(data["value"])
+        skip = max(0, k - self.capacity)
+        rows = (self.pos + np.arange(k - skip)) % self.capacity
+        for name, arr in self.arrays.items():
+            arr[rows] = data[name][skip:]
+        self.pos = int((self.pos + k - skip) % self.capacity)
+        self.size = min(self.capacity, self.size + k - skip)
+        self.added += k
+
+    def get(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """The rows ``idx`` (indices into ``0..size-1``)."""
+        return {k: v[idx] for k, v in self.arrays.items()}
+
+    def ordered(self) -> dict[str, np.ndarray]:
+        """Every held position, oldest first."""
+        start = self.pos if self.size == self.capacity else 0
+        return self.get((start + np.arange(self.size)) % self.capacity)
+
+    def save(self, path: str | Path) -> None:
+        """Write the held positions (oldest first) to an ``.npz`` (written aside, then moved in place)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, added=np.int64(self.added), **self.ordered())
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path, capacity: int, obs_dim: int, num_actions: int) -> ReplayBuffer:
+        """A buffer of ``capacity`` holding the positions saved at ``path`` (the newest, if more)."""
+        buf = cls(capacity, obs_dim, num_actions)
+        with np.load(path) as z:
+            data = {k: z[k] for k in FIELDS}
+            added = int(z["added"])
+        if data["obs"].shape[1:] != (obs_dim,) or data["mask"].shape[1:] != (num_actions,):
+            raise ValueError(f"replay buffer {str(path)!r} holds positions of another game")
+        buf.add(data)
+        buf.added = added
+        return buf
