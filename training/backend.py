@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
 from training.cli import CliError
@@ -53,30 +53,48 @@ def map_jobs(
     backend: str = "local",
     address: str | None = None,
     on_result: Callable[[J, R], None] | None = None,
+    pool: Executor | None = None,
 ) -> list[R]:
     """``[fn(job) for job in jobs]`` on the chosen backend, in job order.
 
     ``on_result`` is called in the main process as each job finishes (for a
-    progress bar), in completion order.
+    progress bar), in completion order. ``pool`` (local backend, from
+    :func:`local_pool`) is a process pool kept open by the caller across calls, so
+    repeated calls do not start their workers again.
     """
     check_backend(backend, address, workers)
     if backend == "ray":
         return _map_ray(fn, jobs, workers, address, on_result)
     results: list[Any] = [None] * len(jobs)
-    if workers == 1 or len(jobs) <= 1:
+    if pool is None and (workers == 1 or len(jobs) <= 1):
         for i, job in enumerate(jobs):
             results[i] = fn(job)
             if on_result is not None:
                 on_result(job, results[i])
         return results
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
-        futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
+    own = pool is None
+    executor = local_pool(min(workers, len(jobs))) if own else pool
+    try:
+        futures = {executor.submit(fn, job): i for i, job in enumerate(jobs)}
         for fut in as_completed(futures):
             i = futures[fut]
             results[i] = fut.result()
             if on_result is not None:
                 on_result(jobs[i], results[i])
+    finally:
+        if own:
+            executor.shutdown()
     return results
+
+
+def local_pool(workers: int) -> ProcessPoolExecutor:
+    """A ``spawn`` process pool of ``workers`` processes for :func:`map_jobs`'s ``pool``.
+
+    Why a caller keeps one open: a new worker imports torch, loads its models and numba's
+    cache (several seconds), which dominated short repeated calls such as the self-play
+    of each expert-iteration step. Shut it down (``pool.shutdown()``) when done.
+    """
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
 
 
 def _map_ray(

@@ -7,9 +7,10 @@ this measures what :func:`training.search_train.search_train` gets from more
 processes or from Ray on one machine, with the same jobs
 (:func:`training.search_selfplay.selfplay_jobs`) and the same games on every
 backend. Each figure is positions recorded / wall seconds of one
-:func:`training.backend.map_jobs` call, worker start-up included (as in a run,
-where each iteration starts its workers); a first untimed call compiles and
-warms the caches.
+:func:`training.backend.map_jobs` call, after an untimed call on the same
+workers that compiles and warms their caches: as in a run, which keeps one
+local process pool (:func:`training.backend.local_pool`) or one Ray session for
+all its iterations, worker start-up is not counted.
 """
 
 from __future__ import annotations
@@ -20,17 +21,29 @@ import sys
 import time
 from typing import Any
 
-from training.backend import map_jobs
+from training.backend import local_pool, map_jobs
 from training.cli import run_cli
 
 
 def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int, float]:
-    """(positions, seconds) of one self-play call."""
+    """(positions, seconds) of one self-play call on warm workers (a first call warms them, untimed)."""
     from training.search_selfplay import selfplay_job
+    from training.search_train import start_ray
 
-    t0 = time.perf_counter()
-    parts = map_jobs(selfplay_job, jobs, workers, backend)
-    return sum(len(p["data"]["value"]) for p in parts), time.perf_counter() - t0
+    pool = local_pool(workers) if backend == "local" and workers > 1 else None
+    ray_here = start_ray(backend, None, workers)
+    try:
+        map_jobs(selfplay_job, jobs[:workers], workers, backend, pool=pool)  # start and warm the workers
+        t0 = time.perf_counter()
+        parts = map_jobs(selfplay_job, jobs, workers, backend, pool=pool)
+        return sum(len(p["data"]["value"]) for p in parts), time.perf_counter() - t0
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if ray_here:
+            import ray
+
+            ray.shutdown()
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -63,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             network, iteration, cfg.seed, args.games, 1, cfg.player_counts, tuple(cfg.modules), sp
         )
 
-    measure(jobs(0)[:1], 1, "local")  # compile and warm up, untimed
+    measure(jobs(0)[:1], 1, "local")  # compile here first, untimed
     runs = [("local, 1 worker", 1, "local"), (f"local, {args.workers} workers", args.workers, "local")]
     if not args.no_ray:
         runs.append((f"ray (local runtime), {args.workers} CPUs", args.workers, "ray"))

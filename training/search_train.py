@@ -60,7 +60,7 @@ from agents.ppo import GAME_ATTR, CardSlotPolicy, ScaledObs, game_record, load_m
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
 from training import search_config as config_mod
-from training.backend import BACKENDS, check_backend, map_jobs
+from training.backend import BACKENDS, check_backend, local_pool, map_jobs
 from training.cli import CliError, run_cli
 from training.evaluate import MatchResult, job_seed
 from training.search_config import FRESH, SearchTrainConfig
@@ -444,6 +444,8 @@ def search_train(
     (run.out / "config.yaml").write_text(yaml.safe_dump(config_mod.to_dict(cfg), sort_keys=False))
     writer = SummaryWriter(str(run.out / "tb"))
     ray_here = start_ray(backend, address, workers)
+    # one process pool for the whole run: workers start (torch, numba's cache) once, not every iteration
+    pool = local_pool(workers) if backend == "local" and workers > 1 else None
     bar = Progress(cfg, run.iteration, budget, progress)
     stopped = False
     t_begin = time.perf_counter()
@@ -464,7 +466,7 @@ def search_train(
                     tuple(cfg.modules),
                     sp,
                 )
-                parts = map_jobs(selfplay_job, jobs, workers, backend, address)
+                parts = map_jobs(selfplay_job, jobs, workers, backend, address, pool=pool)
                 data = concat([p["data"] for p in parts])
                 seconds = time.perf_counter() - t0
                 run.row = {
@@ -516,6 +518,8 @@ def search_train(
     finally:
         bar.close()
         writer.close()
+        if pool is not None:
+            pool.shutdown()
         if ray_here:
             import ray
 
