@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from splendor_env import state as st
-from splendor_env.state import CURRENT, MAX_PLAYERS, MODULE_NAMES
+from splendor_env.state import CURRENT, MAX_PLAYERS
 
 from .base import Agent, search_inputs, typed_options
 from .net import (
@@ -115,11 +115,6 @@ def parse_az_spec(rest: str) -> tuple[str | None, dict[str, str]]:
     return path, parse_options(",".join(parts))
 
 
-def _module_names(s: np.ndarray) -> tuple[str, ...]:
-    """The modules a state array plays (from its module bits)."""
-    return tuple(m for i, m in enumerate(MODULE_NAMES) if int(s[st.MODULES]) >> i & 1)
-
-
 class Network:
     """One exported network with its scratch buffers and the games it was trained for."""
 
@@ -153,19 +148,8 @@ class Network:
         return int(num_players) in self.game["players"] and set(modules) == set(self.game["modules"])
 
     def search_args(self) -> tuple[np.ndarray, ...]:
-        b = self.buf
-        return (
-            self.obs,
-            self.other_obs,
-            self.leaf_mask,
-            b.feats,
-            b.h1,
-            b.h2,
-            b.ctx,
-            b.logits,
-            b.values,
-            b.other_values,
-        )
+        """The scratch arrays :func:`agents.search.search_network` takes after ``rng``."""
+        return (self.obs, self.other_obs, self.leaf_mask, *self.buf.search_args())
 
 
 class AZAgent(Agent):
@@ -213,9 +197,9 @@ class AZAgent(Agent):
     def network(self, num_players: int, modules: tuple[str, ...] | list[str] = ()) -> Network:
         """The network for this game (loaded once per game), or a clear error naming the game."""
         from .models import default_model, shipped_names
-        from .ppo import describe_game, game_record
+        from .ppo import describe_game
 
-        mods = tuple(m for m in MODULE_NAMES if m in set(modules))
+        mods = st.module_names(st.parse_modules(tuple(modules)))
         if self.fixed:
             assert self.net is not None
             if not self.net.covers(num_players, mods):
@@ -231,11 +215,11 @@ class AZAgent(Agent):
             if name is None:
                 raise ValueError(
                     f"agent 'az' has no shipped network for "
-                    f"{describe_game(int(num_players), game_record(num_players, mods)['modules'])}; "
+                    f"{describe_game(int(num_players), mods)}; "
                     f"shipped: {', '.join(shipped_names())}; pass one trained for this game: az:PATH.zip"
                 )
             for net in self._nets.values():  # 3 and 4 players share one network
-                if net.label == name and net.covers(num_players, mods):
+                if net.label == name:
                     self._nets[key] = net
                     break
             else:
@@ -260,7 +244,7 @@ class AZAgent(Agent):
         """Visit count of every root action after one search from ``state`` (seat on move)."""
         p = self.params
         s = np.ascontiguousarray(state, dtype=np.int32)
-        net = self.network(int(s[st.N_PLAYERS]), _module_names(s))
+        net = self.network(int(s[st.N_PLAYERS]), st.module_names(int(s[st.MODULES])))
         seat = int(s[CURRENT])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
         tree = self._tree(net.num_actions)
@@ -291,7 +275,9 @@ class AZAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         s, legal, mask = search_inputs("AZAgent", state, action_mask)
-        self.network(int(s[st.N_PLAYERS]), _module_names(s))  # refuse a game no network covers
+        self.network(
+            int(s[st.N_PLAYERS]), st.module_names(int(s[st.MODULES]))
+        )  # refuse a game no network covers
         if legal.size == 1:
             return int(legal[0])
         counts = self.root_visits(s)

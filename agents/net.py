@@ -117,10 +117,9 @@ def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
 
 @njit(cache=True, inline="always")
 def seat_value_difference(v_mover, v_other):  # pragma: no cover - compiled
-    """az's evaluation for the seat on move: half the difference of the critic's values of the two
-    seats' observations. The critic learnt the return against its training pool, so both seats of
-    a fresh game look like winners (about +0.85 each); the half difference is zero-sum. Works on
-    scalars and arrays (``training.value_report`` scores it)."""
+    """The two-player case of :func:`seat_values` for the seat on move: half the difference of the
+    critic's values of the two seats' observations, on scalars and arrays alike (what
+    ``training.value_report`` scores, vectorised over positions)."""
     return 0.5 * (v_mover - v_other)
 
 

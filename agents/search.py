@@ -20,8 +20,8 @@ The search (single-observer ISMCTS, as in OpenSpiel's ``MCTSBot`` with its
 * values are per-seat vectors (2, 3 or 4 players, max^n): a node is chosen by
   the value of the seat on move there;
 * the selection rule is UCB1 with availability counts and progressive
-  widening (``rule=UCB``, the rollout evaluator's) or PUCT with priors and a
-  first-play urgency (``rule=PUCT``, the network evaluator's); leaves are
+  widening (with the rollout evaluator) or PUCT with priors and a first-play
+  urgency (with the network evaluator); leaves are
   evaluated one at a time (rollouts) or ``batch`` at a time with virtual loss
   (the network);
 * the budget is a number of simulations or milliseconds (:func:`run_budget`).
@@ -55,8 +55,6 @@ from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS, P_CARDS, P_PREST
 
 from .greedy import _random_legal, policy_action
 from .net import net_forward, net_values, seat_values
-
-UCB, PUCT = 0, 1
 
 
 class Tree:
