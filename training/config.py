@@ -234,10 +234,10 @@ def _known_keys(loc: tuple[Any, ...], root: type[BaseModel] | None = None) -> li
     return list(model.model_fields)
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: dict[str, Any], root: type[BaseModel] | None = None) -> str:
     kind, ctx, value, loc = err["type"], err.get("ctx", {}), err.get("input"), err["loc"]
     if kind == "extra_forbidden":
-        return f"unknown key {loc[-1]!r}; known keys here: {_known_keys(loc)}"
+        return f"unknown key {loc[-1]!r}; known keys here: {_known_keys(loc, root)}"
     if kind == "missing":
         return "required key is missing"
     if kind == "value_error":
@@ -352,13 +352,21 @@ def check_agent_spec(
 
 def validate(raw: dict[str, Any], check_specs: bool = True) -> TrainConfig:
     """Parse a raw mapping into a :class:`TrainConfig`; the first problem becomes one ConfigError line."""
-    try:
-        cfg = TrainConfig.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"{_path(err['loc'])}: {_message(err)}") from None
+    cfg = parse_model(TrainConfig, raw)
     _cross_checks(cfg, check_specs)
     return cfg
+
+
+M = typing.TypeVar("M", bound=BaseModel)
+
+
+def parse_model(model: type[M], raw: dict[str, Any]) -> M:
+    """``model`` from a raw mapping; the first problem becomes one :class:`ConfigError` naming the key."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"{_path(err['loc'])}: {_message(err, model)}") from None
 
 
 # -- overrides ----------------------------------------------------------------

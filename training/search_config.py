@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BeforeValidator, Field, ValidationError
+from pydantic import BeforeValidator, Field
 
 from training.config import (
     ACTIVATIONS,
@@ -21,14 +21,12 @@ from training.config import (
     Int,
     OptFloat,
     Str,
-    _known_keys,
-    _message,
-    _path,
     _players,
     _Section,
     apply_override,
     check_agent_spec,
     check_modules,
+    parse_model,
 )
 
 #: ``init`` value meaning "a new, untrained card-slot network for the config's game".
@@ -146,15 +144,7 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
 
 def validate(raw: dict[str, Any], check_specs: bool = True) -> SearchTrainConfig:
     """Parse a raw mapping; the first problem becomes one :class:`ConfigError` line naming the key."""
-    try:
-        cfg = SearchTrainConfig.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        if err["type"] == "extra_forbidden":
-            raise ConfigError(
-                f"{_path(err['loc'])}: unknown key {err['loc'][-1]!r}; known keys here: {_known_keys(err['loc'], SearchTrainConfig)}"
-            ) from None
-        raise ConfigError(f"{_path(err['loc'])}: {_message(err)}") from None
+    cfg = parse_model(SearchTrainConfig, raw)
     _cross_checks(cfg, check_specs)
     return cfg
 

@@ -85,14 +85,10 @@ GATE_CHUNK = 10  # gate / evaluation games per job
 
 def game_sizes(cfg: SearchTrainConfig) -> tuple[int, int]:
     """Observation floats and action ids of the config's game (module games share one table)."""
-    bits = _module_bits(cfg.modules)
+    from splendor_env.state import parse_modules
+
+    bits = parse_modules(cfg.modules)
     return game_obs_dim(bits), game_num_actions(bits)
-
-
-def _module_bits(modules: list[str]) -> int:
-    from splendor_env.state import MODULE_NAMES
-
-    return sum(1 << i for i, m in enumerate(MODULE_NAMES) if m in modules)
 
 
 def fresh_model(cfg: SearchTrainConfig) -> Any:
