@@ -60,7 +60,7 @@ from gymnasium import spaces
 
 from splendor_env import state as st
 from splendor_env.env import OBS_HIGH, IllegalActionError, _as_action_id, raw_env
-from splendor_env.render import render_text
+from splendor_env.render import render_as
 
 from .pool import LearnerReward, OpponentPool
 from .runner import decide, is_over, seat_of
@@ -259,18 +259,4 @@ class SplendorGymEnv(gym.Env):
         ``"rgb_array"``: ``uint8[H, W, 3]`` from :mod:`splendor_env.picture` (Pillow,
         the ``render`` extra, imported only then), what Gymnasium's ``RecordVideo`` records.
         """
-        if self.render_mode is None:
-            warnings.warn(
-                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
-                stacklevel=2,
-            )
-            return None
-        if self.render_mode == "rgb_array":
-            from splendor_env.picture import to_rgb_array
-
-            return to_rgb_array(self.game.game_state, seat=self.learner_seat)
-        text = render_text(self.game.game_state, viewer=self.learner_seat)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return render_as(self.game.game_state, self.render_mode, viewer=self.learner_seat)

@@ -69,7 +69,7 @@ def decide(agent: Any, env: raw_env, rng: np.random.Generator) -> int:
     """The move of ``agent`` for the seat on move in the AEC ``env``, with its decision state."""
     seat = seat_of(env.agent_selection)
     view = env.observe(env.agent_selection)
-    state = decision_state(agent, env.engine_state(), seat, rng)
+    state = decision_state(agent, env.game_state, seat, rng)  # a view: copied only if the agent needs it
     return int(agent.act(view["observation"], view["action_mask"], state=state))
 
 

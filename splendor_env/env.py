@@ -48,7 +48,7 @@ from . import state as st
 from .actions import describe, num_actions
 from .deal import setup
 from .observation import obs_dim, observe
-from .render import render_text
+from .render import render_as
 
 OBS_HIGH = 127.0
 #: Largest turn cap: the state array holds it as an int32.
@@ -374,21 +374,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         """
         if not self._has_reset:
             raise RuntimeError("render() called before reset()")
-        if self.render_mode is None:
-            warnings.warn(
-                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
-                stacklevel=2,
-            )
-            return None
-        if self.render_mode == "rgb_array":
-            from .picture import to_rgb_array  # Pillow is optional: imported when a picture is asked for
-
-            return to_rgb_array(self._state, seat=None)
-        text = render_text(self._state, viewer=None)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return render_as(self._state, self.render_mode, viewer=None)
 
     def close(self) -> None:
         pass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import state as st
@@ -128,3 +130,27 @@ def render_text(s: np.ndarray, viewer: int | None = None) -> str:
     elif s[st.PHASE] == st.PHASE_TRUNCATED:
         lines.append("game truncated at the turn cap")
     return "\n".join(lines)
+
+
+def render_as(s: np.ndarray, mode: str | None, viewer: int | None) -> str | np.ndarray | None:
+    """What an env's ``render()`` returns for ``render_mode`` ``mode``, the board as ``viewer`` sees it.
+
+    One body for the AEC env (a spectator, ``viewer=None``) and the Gymnasium view (the learner's
+    seat): ``"rgb_array"`` draws :mod:`splendor_env.picture` (Pillow, the ``render`` extra, imported
+    only then), ``"ansi"`` returns the text, ``"human"`` prints it; no mode warns and returns None.
+    """
+    if mode is None:
+        warnings.warn(
+            "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
+            stacklevel=3,
+        )
+        return None
+    if mode == "rgb_array":
+        from .picture import to_rgb_array
+
+        return to_rgb_array(s, seat=viewer)
+    text = render_text(s, viewer=viewer)
+    if mode == "human":
+        print(text + "\n")
+        return None
+    return text

@@ -229,14 +229,14 @@ assert sorted(shipped_models()) == ["ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
 assert default_model(2, ()) == "ppo_2p"
 import numpy as np
-from splendor_env.gym_env import agent_state
+from agents.runner import decision_state
 
 for spec in sys.argv[2:]:
     agent = agents.make(spec, seed=0)
     env = splendor_env.env(num_players=2)
     env.reset(seed=5)
     obs = env.observe(env.agent_selection)
-    state = agent_state(agent, env.game_state, 0, np.random.default_rng(0))
+    state = decision_state(agent, env.game_state, 0, np.random.default_rng(0))
     move = agent.act(obs["observation"], obs["action_mask"], state=state)
     assert obs["action_mask"][move], spec
     print("played", spec, int(move))
