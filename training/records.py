@@ -36,9 +36,9 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from agents.runner import game_result
+from agents.runner import game_result, is_over, seat_of
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.render import render_text
@@ -61,12 +61,17 @@ def write_records(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """Yield the records of a JSON-lines file (blank lines skipped)."""
     with open(path, encoding="utf-8", errors="strict") as fh:
-        for lineno, line in enumerate(_lines(fh, path), 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{lineno}: not a JSON record: {exc}") from exc
+        yield from parse_records(_lines(fh, path), path)
+
+
+def parse_records(lines: Iterable[str], where: str | Path) -> Iterator[Any]:
+    """The records of JSON lines (blank lines skipped); ``where`` names the source in an error."""
+    for lineno, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}:{lineno}: not a JSON record: {exc}") from exc
 
 
 def check_record(record: Any) -> None:
@@ -129,31 +134,46 @@ def env_at(record: dict[str, Any], move: int) -> raw_env:
     return env
 
 
-def replayed_moves(record: dict[str, Any]) -> Iterator[tuple[str, raw_env]]:
-    """``(move in words, env after it)`` for each decision of the record, in order.
+class ReplayedMove(NamedTuple):
+    """One decision of a replayed record: its number (from 1), who made it, the move in words and
+    the env after it (the same live object for every move of one replay)."""
 
-    The one replay loop behind :func:`replay_moves` (text) and :func:`write_video`
-    (pictures); the env is the same live object each time, changed by the move.
-    """
+    number: int
+    who: str
+    words: str
+    env: raw_env
+
+    @property
+    def line(self) -> str:
+        """``move   3  turn   2  player_0 (greedy): take ...`` (the replay text and video captions)."""
+        turn = int(self.env.game_state[st.TURN])
+        return f"move {self.number:>3}  turn {turn:>3}  {self.who}: {self.words}"
+
+
+def replayed_moves(record: dict[str, Any]) -> Iterator[ReplayedMove]:
+    """Each decision of the record, in order: the one replay loop behind :func:`replay_moves`
+    (text), :func:`video_frames` (pictures) and the browser app's replays."""
     env = new_env(record)
-    specs = record.get("agents") or [None] * int(record["num_players"])
+    n = int(record["num_players"])
+    specs = record.get("agents")
+    if not isinstance(specs, list) or len(specs) != n:
+        specs = [None] * n
     for i, action in enumerate(record["actions"]):
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
+        if is_over(env):
             raise ValueError(f"record has {len(record['actions']) - i} action(s) after the end of the game")
-        seat = int(agent.rsplit("_", 1)[1])
-        who = f"{agent} ({specs[seat]})" if specs[seat] else agent
+        seat = seat_of(env.agent_selection)
+        who = f"player_{seat} ({specs[seat]})" if specs[seat] else f"player_{seat}"
         words = env.describe_action(int(action))
         env.step(int(action))
-        yield f"move {i + 1:>3}  turn {int(env.game_state[st.TURN]):>3}  {who}: {words}", env
+        yield ReplayedMove(i + 1, who, words, env)
 
 
 def replay_moves(record: dict[str, Any], render: bool = False) -> Iterator[str]:
     """The game move by move in words (``render``: with the board after each move)."""
-    for line, env in replayed_moves(record):
-        yield line
+    for move in replayed_moves(record):
+        yield move.line
         if render:
-            yield render_text(env.game_state, viewer=None) + "\n"
+            yield render_text(move.env.game_state, viewer=None) + "\n"
 
 
 def video_frames(record: dict[str, Any], seat: int | None = None, scale: float = 1.0) -> Iterator[Any]:
@@ -176,8 +196,8 @@ def video_frames(record: dict[str, Any], seat: int | None = None, scale: float =
         return img
 
     yield frame(new_env(record).game_state, f"the deal (seed {record['seed']})")
-    for line, env in replayed_moves(record):
-        yield frame(env.game_state, " ".join(line.split()))
+    for move in replayed_moves(record):
+        yield frame(move.env.game_state, " ".join(move.line.split()))
 
 
 def write_video(
@@ -240,12 +260,23 @@ def replay(record: dict[str, Any], render: bool = False) -> tuple[bool, dict[str
     return ok, result, text
 
 
+def _record_at(records: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    """The record ``--index`` names, refused with the file's record count when out of range."""
+    if not 0 <= args.index < len(records):
+        raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
+    return records[args.index]
+
+
+def _check_seat(record: dict[str, Any], seat: int | None) -> None:
+    """``--seat`` is ``None`` (a spectator) or a seat of the record's game."""
+    if seat is not None and not 0 <= seat < int(record["num_players"]):
+        raise ValueError(f"--seat must be in 0..{int(record['num_players']) - 1}, got {seat}")
+
+
 def _replay_cli(args: argparse.Namespace) -> int:
     records = list(read_records(args.file))
     if args.index is not None:
-        if not 0 <= args.index < len(records):
-            raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
-        chosen = [(args.index, records[args.index])]
+        chosen = [(args.index, _record_at(records, args))]
     else:
         chosen = list(enumerate(records))
     bad = 0
@@ -274,14 +305,10 @@ def _replay_cli(args: argparse.Namespace) -> int:
 
 
 def _video_cli(args: argparse.Namespace) -> int:
-    records = list(read_records(args.file))
-    if not 0 <= args.index < len(records):
-        raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
-    record = records[args.index]
+    record = _record_at(list(read_records(args.file)), args)
     try:
         check_record(record)
-        if args.seat is not None and not 0 <= args.seat < int(record["num_players"]):
-            raise ValueError(f"--seat must be in 0..{int(record['num_players']) - 1}, got {args.seat}")
+        _check_seat(record, args.seat)
         frames = write_video(record, args.out, seat=args.seat, fps=args.fps, scale=args.scale)
     except ValueError as exc:
         raise CliError(f"{args.file}: record {args.index}: {exc}") from exc
@@ -292,10 +319,7 @@ def _video_cli(args: argparse.Namespace) -> int:
 def _picture_cli(args: argparse.Namespace) -> int:
     from splendor_env.picture import to_png, to_svg
 
-    records = list(read_records(args.file))
-    if not 0 <= args.index < len(records):
-        raise CliError(f"--index {args.index} out of range: {args.file} holds {len(records)} record(s)")
-    record = records[args.index]
+    record = _record_at(list(read_records(args.file)), args)
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg"):
         raise CliError(f"--out must name a .png or an .svg file, got {out.name!r}")
@@ -303,8 +327,7 @@ def _picture_cli(args: argparse.Namespace) -> int:
         check_record(record)
         move = len(record["actions"]) if args.move is None else args.move
         env = env_at(record, move)
-        if args.seat is not None and not 0 <= args.seat < int(record["num_players"]):
-            raise ValueError(f"--seat must be in 0..{int(record['num_players']) - 1}, got {args.seat}")
+        _check_seat(record, args.seat)
     except ValueError as exc:
         raise CliError(f"{args.file}: record {args.index}: {exc}") from exc
     names = record.get("agents")

@@ -59,13 +59,13 @@ import numpy as np
 
 import agents
 from agents import runner
-from splendor_env import IllegalActionError, SnapshotError
+from splendor_env import IllegalActionError, SnapshotError, rules
 from splendor_env import state as st
 from splendor_env.env import EnvConfig, raw_env
 from splendor_env.picture import to_svg
 from splendor_env.state import MODULE_NAMES
 from training.games import check_plays
-from training.records import check_record, env_at, new_env
+from training.records import check_record, new_env, parse_records, replayed_moves
 
 #: The page (package data).
 WEB = Path(__file__).parent / "web"
@@ -191,11 +191,12 @@ class Game:
 
 @dataclass
 class Replay:
-    """An opened record: the record and each move in words (positions are replayed when asked for)."""
+    """An opened record: the record, each move in words and every position (the deal first)."""
 
     replay_id: str
     record: dict[str, Any]
     moves: list[str]
+    states: list[np.ndarray]
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -375,10 +376,10 @@ class Store:
         record = records[index]
         try:
             check_record(record)
-            moves = _moves_in_words(record)
+            moves, states = _replayed(record)
         except (ValueError, TypeError, SnapshotError, IllegalActionError) as exc:
             raise ApiError(f"malformed record {index}: {exc}") from exc
-        replay = Replay(self._new_id(), record, moves)
+        replay = Replay(self._new_id(), record, moves, states)
         self._keep(self._replays, replay.replay_id, replay)
         return {
             "replay_id": replay.replay_id,
@@ -394,16 +395,16 @@ class Store:
 
     @staticmethod
     def _position(replay: Replay, move: int) -> dict[str, Any]:
-        env = env_at(replay.record, move)
+        state = replay.states[move]
         names = replay.record.get("agents")
         caption = f"the deal (seed {replay.record['seed']})" if move == 0 else replay.moves[move - 1]
-        over = runner.is_over(env)
+        over = rules.is_over(state)
         return {
             "move": move,
             "caption": caption,
-            "svg": to_svg(env.game_state, None, caption=caption, names=names),
+            "svg": to_svg(state, None, caption=caption, names=names),
             "over": over,
-            "result": runner.game_result(env.game_state) if over else None,
+            "result": runner.game_result(state) if over else None,
         }
 
     def _replay_move(self, replay: Replay, value: Any) -> int:
@@ -422,46 +423,35 @@ class Store:
         with replay.lock:
             move = self._replay_move(replay, body.get("move"))
             record = replay.record
-            env = env_at(record, move)
-        if runner.is_over(env):
+            state = replay.states[move]
+        if rules.is_over(state):
             raise ApiError("the game is over at that move: continue from an earlier one")
         modules = tuple(record.get("modules", ()))
         specs = _check_agents(body.get("agents"), int(record["num_players"]))
         seed = int(record["seed"])
         seat_agents = _build_agents(specs, seed, modules)
-        game_env = raw_env(num_players=len(specs), modules=modules, max_turns=env.config.max_turns)
-        game_env.reset(seed=seed, options={"snapshot": env.snapshot()})
+        max_turns = int(record.get("max_turns", st.DEFAULT_MAX_TURNS))
+        game_env = raw_env(num_players=len(specs), modules=modules, max_turns=max_turns)
+        game_env.reset(seed=seed, options={"snapshot": state})
         return self._start(game_env, specs, seat_agents, seed, prefix=list(record["actions"][:move]))
 
 
 def _parse_lines(text: str, where: str) -> list[Any]:
-    records = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ApiError(f"{where}:{lineno}: not a JSON record: {exc}") from exc
-    return records
+    try:
+        return list(parse_records(text.splitlines(), where))
+    except ValueError as exc:
+        raise ApiError(str(exc)) from exc
 
 
-def _moves_in_words(record: dict[str, Any]) -> list[str]:
-    """Every decision of the record in words, replayed once (which also proves the record replays)."""
-    env = new_env(record)
-    specs = record.get("agents") or [None] * int(record["num_players"])
-    if not isinstance(specs, list) or len(specs) != int(record["num_players"]):
-        specs = [None] * int(record["num_players"])
+def _replayed(record: dict[str, Any]) -> tuple[list[str], list[np.ndarray]]:
+    """Every decision of the record in words and every position (the deal first), replayed once:
+    this also proves the record replays, and paging through it then replays nothing."""
+    states = [new_env(record).engine_state()]
     words = []
-    for i, action in enumerate(record["actions"]):
-        if runner.is_over(env):
-            raise ValueError(
-                f"the record has {len(record['actions']) - i} action(s) after the end of the game"
-            )
-        seat = runner.seat_of(env.agent_selection)
-        who = f"player_{seat} ({specs[seat]})" if specs[seat] else f"player_{seat}"
-        words.append(f"{i + 1}. {who}: {env.describe_action(int(action))}")
-        env.step(int(action))
-    return words
+    for move in replayed_moves(record):
+        words.append(f"{move.number}. {move.who}: {move.words}")
+        states.append(move.env.engine_state())
+    return words, states
 
 
 # ---------------------------------------------------------------------------
