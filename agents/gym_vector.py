@@ -52,7 +52,7 @@ from splendor_env import state as st
 from splendor_env.env import OBS_HIGH
 from splendor_env.vector import MAX_SEED, SplendorBatch, sample_legal_actions
 
-from .gym_view import OpponentsArg, SplendorGymEnv, check_learner_seat
+from .gym_view import OpponentsArg, check_learner_seat, opponent_pool
 from .pool import LearnerReward
 from .runner import batch_actions
 
@@ -90,7 +90,7 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
                 f"max_turns must be at least num_players ({n}) in the vector view, got {self.config.max_turns}"
             )
         self.fixed_seat = None if learner_seat is None else int(learner_seat)
-        self.pool, self._per_seat = SplendorGymEnv._parse_opponents(opponents, n)
+        self.pool, self._per_seat = opponent_pool(opponents, n)
         self.pool.check_game(n, self.config.modules)
         self.num_envs = self.batch.num_envs
         self.copy = copy

@@ -80,6 +80,36 @@ def check_learner_seat(learner_seat: Any, num_players: int) -> None:
         )
 
 
+def opponent_pool(opponents: OpponentsArg, n: int) -> tuple[OpponentPool, bool]:
+    """A Gymnasium view's ``opponents=`` as ``(pool, per_seat)``, read the same way by both views.
+
+    A ``{spec: weight}`` pool is drawn from per episode; a spec, an agent or a list keeps one
+    agent per opponent seat (pool entry ``k`` for the ``k``-th seat after the learner).
+    """
+    if isinstance(opponents, OpponentPool):
+        return opponents, False
+    if isinstance(opponents, Mapping):
+        if not opponents:
+            raise ValueError("opponents pool is empty: give at least one {spec: weight}")
+        weights = np.array([float(w) for w in opponents.values()])
+        if (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError(f"opponents pool weights must be >= 0 with a positive sum, got {opponents}")
+        return OpponentPool([(s, float(w), None) for s, w in opponents.items()], seed=0), False
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        if len(opponents) != n - 1:
+            raise ValueError(
+                f"opponents: a list needs one entry per opponent seat ({n - 1} for {n} players), "
+                f"got {len(opponents)}; use a dict {{spec: weight}} for a pool"
+            )
+        specs = list(opponents)
+    else:
+        specs = [opponents] * (n - 1)
+    for s in specs:
+        if not isinstance(s, str) and not callable(getattr(s, "act", None)):
+            raise TypeError(f"an opponent must be an agent spec string or an Agent, got {s!r}")
+    return OpponentPool([(s, 1.0, None) for s in specs], seed=0), True
+
+
 class SplendorGymEnv(gym.Env):
     """Splendor for one learner against fixed or pooled opponents; see the module docstring."""
 
@@ -109,7 +139,7 @@ class SplendorGymEnv(gym.Env):
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.fixed_seat = None if learner_seat is None else int(learner_seat)
-        self.pool, self._per_seat = self._parse_opponents(opponents, n)
+        self.pool, self._per_seat = opponent_pool(opponents, n)
         self.pool.check_game(n, self.config.modules)
         obs_dim = self.game.observation_space("player_0")["observation"].shape[0]
         self.observation_space = spaces.Box(0.0, OBS_HIGH, (obs_dim,), np.float32)
@@ -119,33 +149,6 @@ class SplendorGymEnv(gym.Env):
         self._done = True
 
     # -- opponents ------------------------------------------------------------
-    @staticmethod
-    def _parse_opponents(opponents: OpponentsArg, n: int) -> tuple[OpponentPool, bool]:
-        """``(pool, per_seat)``: a ``{spec: weight}`` pool is drawn from per episode; a spec, an agent or
-        a list keeps one agent per opponent seat (pool entry ``k`` for the ``k``-th seat after the learner)."""
-        if isinstance(opponents, OpponentPool):
-            return opponents, False
-        if isinstance(opponents, Mapping):
-            if not opponents:
-                raise ValueError("opponents pool is empty: give at least one {spec: weight}")
-            weights = np.array([float(w) for w in opponents.values()])
-            if (weights < 0).any() or weights.sum() <= 0:
-                raise ValueError(f"opponents pool weights must be >= 0 with a positive sum, got {opponents}")
-            return OpponentPool([(s, float(w), None) for s, w in opponents.items()], seed=0), False
-        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
-            if len(opponents) != n - 1:
-                raise ValueError(
-                    f"opponents: a list needs one entry per opponent seat ({n - 1} for {n} players), "
-                    f"got {len(opponents)}; use a dict {{spec: weight}} for a pool"
-                )
-            specs = list(opponents)
-        else:
-            specs = [opponents] * (n - 1)
-        for s in specs:
-            if not isinstance(s, str) and not callable(getattr(s, "act", None)):
-                raise TypeError(f"an opponent must be an agent spec string or an Agent, got {s!r}")
-        return OpponentPool([(s, 1.0, None) for s in specs], seed=0), True
-
     def _draw_opponents(self) -> None:
         """Assign an agent to every opponent seat for the new episode (turn order after the learner)."""
         n = self.config.num_players
