@@ -54,7 +54,7 @@ from splendor_env.vector import MAX_SEED, SplendorBatch, sample_legal_actions
 
 from .gym_view import OpponentsArg, check_learner_seat, opponent_pool
 from .pool import LearnerReward
-from .runner import batch_actions
+from .runner import opponent_rounds
 
 
 class SplendorVectorEnv(gym.vector.VectorEnv):
@@ -145,29 +145,14 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
         """Opponent rounds until the learner is on move in every game: each agent moves in all the
         games where it is on move with one :func:`~agents.runner.batch_actions` call and one engine step."""
         batch = self.batch
-        while True:
-            player = batch._players
-            pending = np.flatnonzero(player != self.learner_seat)
-            if pending.size == 0:
-                return
-            who = self._opponent[pending, player[pending]]
-            first = who[0]
-            groups = (
-                [(first, pending)]
-                if (who == first).all()
-                else [(k, pending[who == k]) for k in np.unique(who)]
-            )
-            for k, ids in groups:
-                actions = batch_actions(
-                    self.pool.agents[k],
-                    batch.states,
-                    batch._obs,
-                    batch._masks,
-                    batch._players,
-                    ids,
-                    self.np_random,
-                )
-                self._play(ids, batch.step(actions, ids), credit, finals)
+
+        def play(ids: np.ndarray, actions: np.ndarray) -> None:
+            self._play(ids, batch.step(actions, ids), credit, finals)
+
+        def view() -> tuple[np.ndarray, ...]:
+            return batch.states, batch._obs, batch._masks, batch._players
+
+        opponent_rounds(self.learner_seat, self._opponent, self.pool.agents, view, play, self.np_random)
 
     def _finals(self) -> dict[str, Any]:
         b, n = self.num_envs, self.config.num_players

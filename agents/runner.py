@@ -95,6 +95,34 @@ def batch_actions(
     return np.asarray(agent.act_batch(obs[ids], mask[ids]), dtype=np.int64)
 
 
+def opponent_rounds(
+    learner_seat: int | np.ndarray,
+    opponent_of: np.ndarray,
+    agents: Sequence[Any],
+    view: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    play: Callable[[np.ndarray, np.ndarray], None],
+    rng: np.random.Generator,
+) -> None:
+    """Opponent moves in batched games until the learner is on move in every game.
+
+    Each round, every opponent agent moves in all the games where it is on move with one
+    :func:`batch_actions` call (agents in index order); ``play(ids, actions)`` steps those
+    games. ``view()`` gives the batch's current ``(states, obs, mask, player)``;
+    ``opponent_of[game, seat]`` is the index into ``agents`` of the agent in that seat.
+    Self-play training and the Gymnasium vector view both run their opponents through it.
+    """
+    while True:
+        player = view()[3]
+        pending = np.flatnonzero(player != learner_seat)
+        if pending.size == 0:
+            return
+        who = opponent_of[pending, player[pending]]
+        for k in np.unique(who):
+            ids = pending[who == k]
+            states, obs, mask, player = view()
+            play(ids, batch_actions(agents[k], states, obs, mask, player, ids, rng))
+
+
 # ---------------------------------------------------------------------------
 # One game in the AEC env
 
@@ -332,6 +360,7 @@ __all__ = [
     "game_result",
     "is_over",
     "label_of",
+    "opponent_rounds",
     "play_batched",
     "play_game",
     "play_out",

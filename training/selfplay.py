@@ -27,7 +27,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.pool import SNAPSHOTS, LearnerReward, OpponentPool, PoolSlot
-from agents.runner import batch_actions
+from agents.runner import opponent_rounds
 from splendor_env.env import OBS_HIGH
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
@@ -144,24 +144,15 @@ class SelfPlayVecEnv(_MaskedVecEnvPlumbing, VecEnv):
 
     def _play_opponents(self, acc: LearnerReward, infos: list[dict]) -> None:
         """Play opponent moves, batched per opponent, until the learner is on move in every game."""
-        while True:
-            waiting = np.flatnonzero(self._player != self.seat)
-            if waiting.size == 0:
-                return
-            who = self.opp[waiting, self._player[waiting]]
-            for k in np.unique(who):
-                ids = waiting[who == k]
-                actions = batch_actions(
-                    self.pool.agents[k],
-                    self.venv.states,
-                    self._obs,
-                    self._mask,
-                    self._player,
-                    ids,
-                    self.state_rng,
-                )
-                self._after_step(ids, self.venv.step(actions, ids), acc, infos)
-                self.opponent_steps += ids.size
+
+        def play(ids: np.ndarray, actions: np.ndarray) -> None:
+            self._after_step(ids, self.venv.step(actions, ids), acc, infos)
+            self.opponent_steps += ids.size
+
+        def view() -> tuple[np.ndarray, ...]:
+            return self.venv.states, self._obs, self._mask, self._player
+
+        opponent_rounds(self.seat, self.opp, self.pool.agents, view, play, self.state_rng)
 
     def _new_acc(self) -> LearnerReward:
         return LearnerReward(self.num_envs)
