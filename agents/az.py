@@ -241,7 +241,11 @@ class AZAgent(Agent):
         return self._trees[num_actions]
 
     def root_visits(self, state: np.ndarray) -> np.ndarray:
-        """Visit count of every root action after one search from ``state`` (seat on move)."""
+        """Visit count of every root action after one search from ``state`` (seat on move).
+
+        Also sets ``root_value``: the visit-weighted mean value of the root's children for that
+        seat, which :mod:`training.search_selfplay` records next to the visits.
+        """
         p = self.params
         s = np.ascontiguousarray(state, dtype=np.int32)
         net = self.network(int(s[st.N_PLAYERS]), st.module_names(int(s[st.MODULES])))
@@ -271,6 +275,8 @@ class AZAgent(Agent):
         actions, visits, values = tree.root_stats(seat)
         counts = np.zeros(tree.num_actions)
         counts[actions] = visits + 0.25 * (1.0 + values / np.maximum(visits, 1.0))  # the value breaks ties
+        # what the search thinks the position is worth to the seat on move (a value target in training)
+        self.root_value = float(values.sum() / max(visits.sum(), 1.0))
         return counts
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:

@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 from training import search_config
 from training.config import ConfigError
-from training.search_selfplay import ReplayBuffer, choose_move, visit_target
+from training.search_selfplay import ReplayBuffer, choose_move, sharpen, visit_target
 
 
 def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
@@ -59,6 +59,31 @@ def test_config_errors_name_the_key(change: dict[str, Any], message: str) -> Non
     assert str(err.value).startswith(message), str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"", "the config is empty"),
+        (b"players: 2\x00", "binary file (NUL bytes)"),
+        (b"- 2\n", "the top level must be a mapping"),
+        (b"players: [2\n", "not valid YAML"),
+    ],
+)
+def test_config_files_are_read_like_the_ppo_configs(tmp_path: Path, text: bytes, message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        search_config.load(path, check_specs=False)
+
+
+def test_set_reaches_into_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("players: 3\n")
+    cfg = search_config.load(path, ["eval.opponents.0=random", "train.epochs=0.5"], check_specs=False)
+    assert cfg.eval.opponents == ["random"] and cfg.train.epochs == 0.5 and cfg.players == 3
+    with pytest.raises(ConfigError, match="eval.opponents has no item '3'"):
+        search_config.load(path, ["eval.opponents.3=random"], check_specs=False)
+
+
 def test_shipped_configs_are_valid() -> None:
     root = Path(__file__).resolve().parents[1] / "configs"
     games = {}
@@ -96,6 +121,7 @@ def test_replay_buffer_drops_the_oldest_and_round_trips(tmp_path: Path) -> None:
             "mask": np.ones((k, 4), bool),
             "policy": np.full((k, 4), 0.25, np.float32),
             "value": v,
+            "q": -v,
             "seat": np.zeros(k, np.int8),
             "phase": np.zeros(k, np.float32),
         }
@@ -107,9 +133,81 @@ def test_replay_buffer_drops_the_oldest_and_round_trips(tmp_path: Path) -> None:
     buf.save(tmp_path / "b.npz")
     again = ReplayBuffer.load(tmp_path / "b.npz", 5, 3, 4)
     np.testing.assert_array_equal(again.ordered()["value"], [2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(again.ordered()["q"], [-2, -3, -4, -5, -6])
     assert again.added == 7
     again.add(batch(7, 9))  # more than the capacity at once: its newest positions
     np.testing.assert_array_equal(again.ordered()["value"], [11, 12, 13, 14, 15])
+
+
+def test_a_buffer_saved_without_search_values_loads_with_the_results_as_q(tmp_path: Path) -> None:
+    v = np.array([1.0, -1.0], np.float32)
+    old = {"obs": np.zeros((2, 3), np.float32), "mask": np.ones((2, 4), bool)}
+    old |= {"policy": np.full((2, 4), 0.25, np.float32), "value": v, "seat": np.zeros(2, np.int8)}
+    np.savez(tmp_path / "old.npz", added=np.int64(2), phase=np.zeros(2, np.float32), **old)
+    buf = ReplayBuffer.load(tmp_path / "old.npz", 5, 3, 4)
+    np.testing.assert_array_equal(buf.ordered()["q"], v)
+
+
+def test_sharpened_target_keeps_the_order_and_the_legal_ids() -> None:
+    target = np.array([0.5, 0.0, 0.3, 0.2], np.float32)
+    assert sharpen(target, 1.0) is target
+    sharp = sharpen(target, 0.5)
+    np.testing.assert_allclose(sharp, np.array([25, 0, 9, 4]) / 38, rtol=1e-6)
+    assert sharp.dtype == np.float32
+
+
+def test_value_target_mixes_the_result_and_the_search_value() -> None:
+    import torch
+
+    from training.search_train import fresh_model, losses
+
+    cfg = search_config.from_dict({"players": 2}, check_specs=False)
+    policy = fresh_model(cfg).policy
+    n_obs, n_act = policy.observation_space.shape[0], policy.action_space.n
+    batch = {
+        "obs": np.zeros((2, n_obs), np.float32),
+        "mask": np.ones((2, n_act), bool),
+        "policy": np.full((2, n_act), 1 / n_act, np.float32),
+        "value": np.array([1.0, -1.0], np.float32),
+        "q": np.array([0.2, 0.4], np.float32),
+    }
+    with torch.no_grad():
+        _, plain, values = losses(policy, batch, torch.device("cpu"))
+        _, mixed, _ = losses(policy, batch, torch.device("cpu"), 0.5)
+    v = values.numpy()
+    np.testing.assert_allclose(plain.item(), np.mean((v - [1.0, -1.0]) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(mixed.item(), np.mean((v - [0.6, -0.3]) ** 2), rtol=1e-5)
+
+
+def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -> None:
+    import torch
+
+    from training.search_train import fresh_model, make_optimizer, train_network
+    from training.train import WallBudget
+
+    raw = tiny(tmp_path, train__epochs=0.25, train__batch_size=10)
+    cfg = search_config.from_dict(raw, check_specs=False)
+    policy = fresh_model(cfg).policy
+    n_obs, n_act = policy.observation_space.shape[0], policy.action_space.n
+    buf = ReplayBuffer(400, n_obs, n_act)
+    rng = np.random.default_rng(0)
+    buf.add(
+        {
+            "obs": rng.random((400, n_obs), dtype=np.float32),
+            "mask": np.ones((400, n_act), bool),
+            "policy": np.full((400, n_act), 1 / n_act, np.float32),
+            "value": np.sign(rng.random(400) - 0.5).astype(np.float32),
+            "q": np.zeros(400, np.float32),
+            "seat": np.zeros(400, np.int8),
+            "phase": np.zeros(400, np.float32),
+        }
+    )
+    opt = make_optimizer(policy, cfg)
+    out = train_network(policy, opt, buf, cfg, rng, torch.device("cpu"), WallBudget(None))
+    assert out["train_batches"] == 10  # a quarter of 400 positions in batches of 10
+    cfg = search_config.from_dict(tiny(tmp_path, train__epochs=1.5, train__batch_size=100), check_specs=False)
+    out = train_network(policy, opt, buf, cfg, rng, torch.device("cpu"), WallBudget(None))
+    assert out["train_batches"] == 6  # one pass (4 batches) and half of another (2)
 
 
 def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
@@ -130,6 +228,20 @@ def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path)
     ]
     np.testing.assert_array_equal(data["value"], np.array(expected, np.float32)[data["seat"]])
     assert set(data["seat"].tolist()) == {0, 1} and data["phase"].min() >= 0 and data["phase"].max() < 1
+    assert np.abs(data["q"]).max() <= 1.0 and np.unique(data["q"]).size > 2  # the search's own values
+
+
+def test_root_value_is_the_mean_value_of_the_searched_moves() -> None:
+    from agents.az import AZAgent
+    from agents.positions import sample_states
+    from splendor_env.state import CURRENT
+
+    az = AZAgent(seed=0, sims=64)
+    state = sample_states(2, 1, seed=3)[10]
+    counts = az.root_visits(state)
+    _, visits, values = az._tree(az.network(2, ()).num_actions).root_stats(int(state[CURRENT]))
+    assert np.floor(counts).sum() == visits.sum() >= 60
+    assert az.root_value == pytest.approx(values.sum() / visits.sum()) and -1.0 <= az.root_value <= 1.0
 
 
 def run_tiny(raw: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -184,6 +296,13 @@ def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Pat
     raw["iterations"] = 2
     summary = run_tiny(raw, resume=True)
     assert summary["iterations"] == 2
+    pieces = summary["pieces"]  # each invocation's iterations and wall time, for the models page
+    assert [(p["resumed"], p["from_iteration"], p["to_iteration"]) for p in pieces] == [
+        (False, 0, 1),
+        (True, 1, 2),
+    ]
+    assert summary["total_wall_seconds"] == pytest.approx(sum(p["wall_seconds"] for p in pieces))
+    assert summary["total_wall_seconds"] > summary["wall_seconds"] > 0
     after = np.load(ckpt / "buffer.npz")["value"]
     assert len(after) > len(before)
     np.testing.assert_array_equal(after[: len(before)], before)

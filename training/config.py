@@ -414,18 +414,29 @@ def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def with_defaults(model: type[BaseModel], raw: dict[str, Any], overrides: list[str] | None) -> dict[str, Any]:
+    """``raw`` over ``model``'s defaults, then the ``--set`` overrides (which can reach into defaults,
+    list items too); still raw, parsed by the caller."""
+    raw = _merge(model().model_dump(), raw or {})
+    for assignment in overrides or []:
+        apply_override(raw, assignment)
+    return raw
+
+
 def from_dict(
     raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
 ) -> TrainConfig:
     """Parse and validate a raw mapping (after applying ``--set`` overrides)."""
-    raw = _merge(to_dict(TrainConfig()), raw or {})  # so --set can reach into defaults (list items too)
-    for assignment in overrides or []:
-        apply_override(raw, assignment)
-    return validate(raw, check_specs=check_specs)
+    return validate(with_defaults(TrainConfig, raw, overrides), check_specs=check_specs)
 
 
 def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> TrainConfig:
     """Read a YAML config file, apply overrides, parse and validate."""
+    return from_dict(read_mapping(path), overrides, check_specs)
+
+
+def read_mapping(path: str | Path) -> dict[str, Any]:
+    """The YAML mapping in ``path``; a missing, binary, empty or malformed file is one ConfigError line."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config file not found: {str(path)!r}")
@@ -443,7 +454,7 @@ def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool
         raise ConfigError(f"{path}: the config is empty; expected a YAML mapping such as 'players: 2'")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
-    return from_dict(raw, overrides, check_specs)
+    return raw
 
 
 def to_dict(cfg: TrainConfig) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BeforeValidator, Field
 
 from training.config import (
@@ -23,10 +22,11 @@ from training.config import (
     Str,
     _players,
     _Section,
-    apply_override,
     check_agent_spec,
     check_modules,
     parse_model,
+    read_mapping,
+    with_defaults,
 )
 
 #: ``init`` value meaning "a new, untrained card-slot network for the config's game".
@@ -51,6 +51,7 @@ class SelfPlaySection(_Section):
     batch: Int(ge=1, le=64) = 8  # leaves per network call (az option)
     sample_moves: Int(ge=0) = 20  # the first K decisions of a game sample a move from the visit counts
     temperature: Float(gt=0) = 1.0  # of that sampling: p ~ visits^(1/temperature)
+    target_temperature: Float(gt=0) = 1.0  # the policy target is visits^(1/this); below 1 sharpens it
     max_turns: Int(ge=1) = 100  # a longer game is truncated (value target 0 for every seat)
     games_per_job: Int(ge=1) = 8  # games sent to a worker at a time
 
@@ -61,10 +62,13 @@ class BufferSection(_Section):
 
 class TrainSection(_Section):
     batch_size: Int(ge=1) = 256
-    epochs: Int(ge=1) = 2  # passes over the buffer per iteration
+    epochs: Float(gt=0) = 2  # passes over the buffer per iteration; below 1, that part of it, drawn at random
     learning_rate: Float(gt=0) = 1e-3  # Adam
     weight_decay: Float(ge=0) = 1e-4
     value_coef: Float(ge=0) = 1.0  # loss = cross-entropy to the visits + value_coef * value MSE
+    # value target = (1 - w) * the game's result + w * the search's value of the position (its root q):
+    # one result per game is a noisy target that a network memorises; q varies within a game
+    search_value_weight: Float(ge=0, le=1) = 0.0
     max_grad_norm: Float(gt=0) = 1.0
     min_positions: Int(ge=1) = 1_000  # no training until the buffer holds this many
 
@@ -152,25 +156,13 @@ def validate(raw: dict[str, Any], check_specs: bool = True) -> SearchTrainConfig
 def from_dict(
     raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
 ) -> SearchTrainConfig:
-    """Parse and validate a raw mapping after the ``--set`` overrides."""
-    raw = dict(raw or {})
-    for assignment in overrides or []:
-        apply_override(raw, assignment)
-    return validate(raw, check_specs)
+    """Parse and validate a raw mapping after the ``--set`` overrides (which can reach into defaults)."""
+    return validate(with_defaults(SearchTrainConfig, raw, overrides), check_specs)
 
 
 def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> SearchTrainConfig:
-    """Read a YAML config file, apply overrides, parse and validate."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"config file not found: {str(path)!r}")
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not a valid YAML text file: {' '.join(str(e).split())}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping such as 'players: 2'")
-    return from_dict(raw, overrides, check_specs)
+    """Read a YAML config file (:func:`training.config.read_mapping`), apply overrides, parse and validate."""
+    return from_dict(read_mapping(path), overrides, check_specs)
 
 
 def to_dict(cfg: SearchTrainConfig) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from splendor_env.state import CURRENT, MAX_PLAYERS
 from training.evaluate import MatchResult, job_seed, play_match
 
 #: Arrays of one batch of positions (a job's, the buffer's), in this order.
-FIELDS = ("obs", "mask", "policy", "value", "seat", "phase")
+FIELDS = ("obs", "mask", "policy", "value", "q", "seat", "phase")
 
 
 # ---------------------------------------------------------------------------
@@ -107,6 +107,19 @@ def visit_target(counts: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (visits / total).astype(np.float32)
 
 
+def sharpen(target: np.ndarray, temperature: float) -> np.ndarray:
+    """``target ** (1 / temperature)``, renormalised: the policy target recorded for training.
+
+    Why: at a hundred simulations the visits are spread by exploration (a prior trained on them
+    flattens, and the next search explores more still); a temperature below 1 keeps the prior
+    as sharp as the search's choice.
+    """
+    if temperature == 1.0:
+        return target
+    p = target.astype(np.float64) ** (1.0 / temperature)
+    return (p / p.sum()).astype(np.float32)
+
+
 def choose_move(
     counts: np.ndarray, target: np.ndarray, sample: bool, temperature: float, rng: np.random.Generator
 ) -> int:
@@ -123,10 +136,13 @@ class SearchRecorder(Agent):
     name = "az-selfplay"
     needs_state = True
 
-    def __init__(self, az: Any, sample_moves: int, temperature: float) -> None:
+    def __init__(
+        self, az: Any, sample_moves: int, temperature: float, target_temperature: float = 1.0
+    ) -> None:
         super().__init__(0)
         self.az, self.sample_moves, self.temperature = az, sample_moves, temperature
-        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int]] = []
+        self.target_temperature = target_temperature
+        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int, float]] = []
         self.decisions = 0
 
     def begin(self, search_seed: int, sample_seed: int) -> None:
@@ -147,9 +163,10 @@ class SearchRecorder(Agent):
             (
                 np.array(observation, np.float32),
                 np.asarray(action_mask) != 0,
-                target,
+                sharpen(target, self.target_temperature),
                 int(state[CURRENT]),
                 index,
+                self.az.root_value,
             )
         )
         return choose_move(counts, target, index < self.sample_moves, self.temperature, self.rng)
@@ -164,6 +181,8 @@ def play_selfplay_game(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """One game of ``recorder`` in every seat: its positions (:data:`FIELDS`) and its record.
 
+    ``q`` is the search's own value of the position for the seat on move
+    (``AZAgent.root_value``), a second, less noisy value target (``train.search_value_weight``).
     ``phase`` is a position's place in the game, decision index / decisions played (0 = first
     move), for the value accuracy by game phase.
     """
@@ -186,6 +205,7 @@ def play_selfplay_game(
         "mask": np.stack([r[1] for r in rows]),
         "policy": np.stack([r[2] for r in rows]),
         "value": np.array([rewards[r[3]] for r in rows], np.float32),
+        "q": np.array([r[5] for r in rows], np.float32),
         "seat": np.array([r[3] for r in rows], np.int8),
         "phase": np.array([r[4] / total for r in rows], np.float32),
     }
@@ -208,7 +228,7 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(1)
     sp = job["selfplay"]
     az = cached_agent(job["network"], "az", 0, sims=sp["sims"], c=sp["c"], fpu=sp["fpu"], batch=sp["batch"])
-    recorder = SearchRecorder(az, sp["sample_moves"], sp["temperature"])
+    recorder = SearchRecorder(az, sp["sample_moves"], sp["temperature"], sp["target_temperature"])
     parts, records = [], []
     for g in job["games"]:
         n = job["player_counts"][g % len(job["player_counts"])]
@@ -283,6 +303,7 @@ class ReplayBuffer:
             "mask": np.zeros((capacity, num_actions), bool),
             "policy": np.zeros((capacity, num_actions), np.float32),
             "value": np.zeros(capacity, np.float32),
+            "q": np.zeros(capacity, np.float32),
             "seat": np.zeros(capacity, np.int8),
             "phase": np.zeros(capacity, np.float32),
         }
@@ -322,8 +343,9 @@ class ReplayBuffer:
         """A buffer of ``capacity`` holding the positions saved at ``path`` (the newest, if more)."""
         buf = cls(capacity, obs_dim, num_actions)
         with np.load(path) as z:
-            data = {k: z[k] for k in FIELDS}
+            data = {k: z[k] for k in FIELDS if k in z}
             added = int(z["added"])
+        data.setdefault("q", data["value"])  # a buffer saved before the search value was recorded
         if data["obs"].shape[1:] != (obs_dim,) or data["mask"].shape[1:] != (num_actions,):
             raise ValueError(f"replay buffer {str(path)!r} holds positions of another game")
         buf.add(data)

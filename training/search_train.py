@@ -170,15 +170,21 @@ def policy_outputs(policy: Any, obs: torch.Tensor, mask: torch.Tensor) -> tuple[
 
 
 def losses(
-    policy: Any, batch: dict[str, np.ndarray], device: torch.device
+    policy: Any, batch: dict[str, np.ndarray], device: torch.device, search_value_weight: float = 0.0
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(policy cross-entropy to the visit targets, value MSE to the outcome, the values) of a batch."""
+    """(policy cross-entropy to the visit targets, value MSE, the values) of a batch.
+
+    The value target is the outcome, mixed with the search's root value by ``search_value_weight``.
+    """
     obs = torch.as_tensor(batch["obs"], device=device)
     mask = torch.as_tensor(batch["mask"], device=device)
     logp, values = policy_outputs(policy, obs, mask)
     target = torch.as_tensor(batch["policy"], device=device)
     policy_loss = -(target * logp).sum(dim=1).mean()
-    value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(batch["value"], device=device))
+    value_target = batch["value"]
+    if search_value_weight > 0:
+        value_target = (1.0 - search_value_weight) * value_target + search_value_weight * batch["q"]
+    value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(value_target, device=device))
     return policy_loss, value_loss, values
 
 
@@ -220,13 +226,15 @@ def train_network(
     optimizer_to(optimizer, device)
     policy.set_training_mode(True)
     sums, batches = np.zeros(2), 0
-    for _ in range(t.epochs):
-        order = rng.permutation(buffer.size)
-        for start in range(0, buffer.size, t.batch_size):
+    for epoch in range(int(np.ceil(t.epochs))):
+        # the last (or only) pass may be a part of the buffer: epochs 0.25 trains on a random quarter
+        share = min(1.0, t.epochs - epoch)
+        order = rng.permutation(buffer.size)[: max(1, int(round(share * buffer.size)))]
+        for start in range(0, order.size, t.batch_size):
             if budget.expired():
                 break
             idx = np.sort(order[start : start + t.batch_size])
-            pl, vl, _ = losses(policy, buffer.get(idx), device)
+            pl, vl, _ = losses(policy, buffer.get(idx), device, t.search_value_weight)
             loss = pl + t.value_coef * vl
             optimizer.zero_grad()
             loss.backward()
@@ -326,6 +334,9 @@ class Run:
         self.row: dict[str, Any] = {}  # the current iteration's metrics
         self.positions = 0
         self.accepted = 0
+        # a run split into pieces (--resume): each piece's iterations and wall time, for the models page
+        self.pieces: list[dict[str, Any]] = []
+        self.t_start = time.perf_counter()
 
     def save(
         self, learner: Any, best: bytes, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer | None
@@ -348,6 +359,7 @@ class Run:
             "row": self.row,
             "positions": self.positions,
             "accepted": self.accepted,
+            "pieces": self.pieces_so_far(),
             "metrics": self.metrics,
         }
         tmp = self.ckpt / "state.json.tmp"
@@ -364,6 +376,24 @@ class Run:
         self.rng.bit_generator.state = state["rng"]
         self.row, self.metrics = state["row"], state["metrics"]
         self.positions, self.accepted = int(state["positions"]), int(state["accepted"])
+        self.pieces = state.get("pieces", [])
+
+    def begin_piece(self, resumed: bool) -> None:
+        """Start timing this invocation (a new piece of the run) from the current iteration."""
+        self.t_start = time.perf_counter()
+        self.pieces.append({"resumed": resumed, "from_iteration": self.iteration, "wall_seconds": 0.0})
+
+    def pieces_so_far(self) -> list[dict[str, Any]]:
+        """The pieces with this one's wall time and iteration reached brought up to date."""
+        if self.pieces:
+            self.pieces[-1].update(
+                to_iteration=self.iteration, wall_seconds=round(time.perf_counter() - self.t_start, 1)
+            )
+        return self.pieces
+
+    def wall_seconds(self) -> float:
+        """Wall time of the whole run so far, over all its pieces."""
+        return float(sum(p["wall_seconds"] for p in self.pieces_so_far()))
 
 
 # ---------------------------------------------------------------------------
@@ -445,6 +475,7 @@ def search_train(
     bar = Progress(cfg, run.iteration, budget, progress)
     stopped = False
     t_begin = time.perf_counter()
+    run.begin_piece(resume)
     sp = cfg.selfplay.model_dump()
     try:
         while run.iteration < cfg.iterations:
@@ -528,6 +559,8 @@ def search_train(
         "accepted": run.accepted,
         "buffer_size": buffer.size,
         "wall_seconds": time.perf_counter() - t_begin,
+        "total_wall_seconds": run.wall_seconds(),
+        "pieces": run.pieces_so_far(),
         "device": str(device),
         "backend": backend,
         "workers": workers,
