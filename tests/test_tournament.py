@@ -348,3 +348,11 @@ def test_a_module_game_task_plays_and_replays_with_its_modules() -> None:
     record = tour.play_game(task, [agents.make("random", seed=i) for i in range(3)])
     assert record["modules"] == ["trading_posts", "strongholds"] and record["turns"] > 0
     assert rec_mod.replay(record)[0]  # the record carries what it needs to be replayed
+
+
+def test_a_bare_shipped_name_is_checked_and_seated_as_the_games_build_it() -> None:
+    """``ppo_2p`` (no ``ppo:``) is a model, as in the games themselves (agents.build), not a bad spec."""
+    pytest.importorskip("sb3_contrib")
+    tour.check_inputs(["ppo_2p", "greedy"], [2], 2, 1, 0, 100, None)
+    (two,) = tour.configurations(["ppo_2p", "greedy"], [2])
+    assert two["agents"] == ["ppo_2p", "greedy"] and two["skipped"] == {}

@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from agents import Agent, build, make, runner
+from agents import Agent, build, runner
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from training.backend import BACKENDS, check_backend, chunks, map_jobs
@@ -290,9 +290,9 @@ def check_inputs(
         raw_env(num_players=counts[0], max_turns=max_turns, modules=tuple(modules))  # the env's own checks
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    for spec in specs:  # fail fast on a bad spec, before any process starts
+    for spec in specs:  # fail fast on a bad spec, before any process starts (built as run_task builds it)
         try:
-            make(spec)
+            build(spec)
         except ImportError as exc:
             raise CliError(f"--agents {spec!r}: {exc}") from None
 
@@ -301,7 +301,7 @@ def configurations(
     specs: Sequence[str], players: Sequence[int], modules: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """Per player count: the agents that can play that game and those that sit out (with the reason)."""
-    built = [make(spec) for spec in specs]
+    built = [build(spec) for spec in specs]
     out = []
     for n in players:
         reasons = {spec: plays(agent, spec, n, modules) for spec, agent in zip(specs, built, strict=True)}
