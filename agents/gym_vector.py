@@ -137,8 +137,8 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
             finals["seed"][newly] = self.game_seeds[newly]
             finals["ended"][newly] = True
         if ended.any():
-            restarted = ids[ended]  # the engine dealt them seeds next_seed - k .. next_seed - 1, in ids order
-            self.game_seeds[restarted] = self.batch._next_seed[0] - restarted.size + np.arange(restarted.size)
+            restarted = ids[ended]
+            self.game_seeds[restarted] = self.batch.game_seeds()[restarted]
             self._new_episodes(restarted)
 
     def _opponents_move(self, credit: LearnerReward, finals: dict[str, Any]) -> None:

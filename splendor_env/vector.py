@@ -252,6 +252,7 @@ class SplendorBatch:
         self._final_obs = np.zeros((b, n, self.obs_dim), dtype=np.float32)
         self._final_states = np.zeros((b, size), dtype=np.int32)
         self._next_seed = np.zeros(1, dtype=np.int64)
+        self._game_seeds = np.zeros(b, dtype=np.int64)
         self._all = np.arange(b, dtype=np.int64)
         self._shaping = self.config.shaping_scale if self.config.reward_mode == "shaped" else 0.0
         self._has_reset = False
@@ -270,9 +271,19 @@ class SplendorBatch:
         seeds = np.arange(seed, seed + self.num_envs, dtype=np.int64)
         _reset_games(self.states, self._all, seeds, self.num_players, self.config.max_turns, self.modules)
         self._next_seed[0] = seed + self.num_envs
+        self._game_seeds[:] = seeds
         _refresh(self.states, self._all, self._obs, self._masks, self._players)
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._players)
+
+    def game_seeds(self) -> np.ndarray:
+        """The seed each slot's current game was dealt from (``int64[num_envs]``, a copy).
+
+        A finished game is dealt again at once inside :meth:`step`, from the next unused seed;
+        ``raw_env(...).reset(seed=s)`` with the same game options deals the same game, so any
+        game of a batch can be replayed or continued one at a time.
+        """
+        return self._game_seeds.copy()
 
     def action_masks(self) -> np.ndarray:
         """Current legal-action masks ``[B, num_actions]`` (int8).
@@ -330,6 +341,9 @@ class SplendorBatch:
             self._shaping,
             self.modules,
         )
+        ended = ids[self._terminated[ids] | self._truncated[ids]]
+        if ended.size:  # _step dealt them the seeds next_seed - k .. next_seed - 1, in ids order
+            self._game_seeds[ended] = self._next_seed[0] - ended.size + np.arange(ended.size)
         info = {"final_observation": self._out(self._final_obs), "final_state": self._out(self._final_states)}
         return (
             self._out(self._obs),

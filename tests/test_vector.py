@@ -91,6 +91,24 @@ def test_seeded_resets_are_reproducible_and_distinct() -> None:
     np.testing.assert_array_equal(a.states[2], splendor_env.new_state(2, seed=13))
 
 
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_game_seeds_name_the_deal_of_every_slot_across_auto_resets(num_players: int) -> None:
+    batch = SplendorBatch(6, num_players, max_turns=30)
+    batch.reset(seed=100)
+    np.testing.assert_array_equal(batch.game_seeds(), np.arange(100, 106))
+    restarted = 0
+    for step in range(400):
+        _, _, _, _, term, trunc, _ = batch.step(batch.sample_actions(seed=step))
+        for slot in np.flatnonzero(term | trunc):
+            restarted += 1
+            fresh = splendor_env.new_state(num_players, seed=int(batch.game_seeds()[slot]), max_turns=30)
+            np.testing.assert_array_equal(batch.states[slot], fresh)
+    seeds = batch.game_seeds()
+    assert restarted > 6 and len(set(seeds.tolist())) == 6 and seeds.max() == 100 + 6 + restarted - 1
+    seeds[:] = -1  # a copy: the batch's own record is untouched
+    assert (batch.game_seeds() >= 100).all()
+
+
 def test_observe_other_seat_matches_single_game_observe() -> None:
     venv = SplendorBatch(2, 3)
     venv.reset(seed=0)
