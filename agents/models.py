@@ -13,6 +13,8 @@ Each ``NAME.json`` holds at least ``name``, ``model`` (the file name),
 the policy was trained for), ``observation_size``, ``num_actions``,
 ``command`` (how it was trained), ``evaluation_command`` and ``evaluation``
 (the results of that command), with the full config and training summary.
+``"default": true`` marks the network ``az`` uses for its games when several cover them
+(``python -m training.ship --default`` writes it).
 """
 
 from __future__ import annotations
@@ -97,13 +99,20 @@ def resolve_model(name_or_path: str | Path) -> Path:
 
 
 def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -> str | None:
-    """The shipped model trained for ``num_players`` and exactly ``modules``, or ``None`` if none is."""
+    """The shipped model trained for ``num_players`` and exactly ``modules``, or ``None`` if none is.
+
+    Where several cover the game, the one whose metadata says ``"default": true`` (a network
+    trained from search, which ``az`` plays best with) comes first, then by name.
+    """
     wanted = set(modules)
-    for name, meta in sorted(_load_all().items()):
-        game = meta["game"]
-        if int(num_players) in game["players"] and set(game["modules"]) == wanted:
-            return name
-    return None
+    covering = [
+        name
+        for name, meta in _load_all().items()
+        if int(num_players) in meta["game"]["players"] and set(meta["game"]["modules"]) == wanted
+    ]
+    if not covering:
+        return None
+    return min(covering, key=lambda name: (not _load_all()[name].get("default", False), name))
 
 
 __all__ = ["default_model", "resolve_model", "shipped_dir", "shipped_models", "shipped_names"]

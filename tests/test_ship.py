@@ -1,0 +1,90 @@
+"""training.ship: a search-trained network lands in the shipped folder with metadata read from its run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+
+from agents import models
+from training.cli import CliError
+from training.ship import ship
+
+
+def fake_run(tmp_path: Path) -> Path:
+    """A run directory as search_train leaves it after two pieces (a tiny fresh network)."""
+    from training import search_config
+    from training.search_train import fresh_model
+
+    cfg = search_config.from_dict({"players": [3, 4], "network": {"net_arch": [8]}}, check_specs=False)
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    fresh_model(cfg).save(run / "best.zip")
+    (run / "config.yaml").write_text(yaml.safe_dump(search_config.to_dict(cfg)))
+    rows = [
+        {"iteration": i, "positions": 100, "selfplay_seconds": 2.0, "gate_win_rate": 0.5, "new_value_loss": 1}
+        for i in range(3)
+    ]
+    pieces = [
+        {"resumed": False, "from_iteration": 0, "to_iteration": 2, "wall_seconds": 60.0},
+        {"resumed": True, "from_iteration": 2, "to_iteration": 3, "wall_seconds": 30.5},
+    ]
+    state = {"iteration": 3, "positions": 300, "accepted": 1, "metrics": rows, "pieces": pieces}
+    (run / "checkpoints" / "state.json").write_text(json.dumps(state))
+    return run
+
+
+def test_ship_copies_the_network_and_writes_what_the_registry_reads(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    evaluation = tmp_path / "vs_greedy.json"
+    evaluation.write_text(json.dumps([{"opponent": "greedy", "games": 10, "win_rate": 0.9}]))
+    dest = tmp_path / "shipped"
+    out = ship(run, "az_test", "3-4 players", "python -m training.search_train ...", [evaluation], True, dest)
+    meta = json.loads(out.read_text())
+    assert (dest / "az_test.zip").read_bytes() == (run / "best.zip").read_bytes()
+    assert meta["game"] == {"players": [3, 4], "modules": []} and meta["default"] is True
+    assert (meta["observation_size"], meta["num_actions"]) == (497, 72)
+    assert meta["training"]["wall_seconds"] == 90.5 and len(meta["training"]["pieces"]) == 2
+    assert meta["training"]["selfplay_positions_per_s"] == 50.0
+    assert meta["training_curve"][0] == {"iteration": 0, "gate_win_rate": 0.5}
+    assert meta["evaluation"]["vs_greedy"][0]["win_rate"] == 0.9
+    assert meta["config"]["players"] == [3, 4]
+
+
+def test_ship_refuses_an_unfinished_run_and_a_bad_name(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    with pytest.raises(CliError, match="name 'az-2p'"):
+        ship(run, "az-2p", "d", "c", [], False, tmp_path / "out")
+    (run / "checkpoints" / "state.json").unlink()
+    with pytest.raises(CliError, match="state.json is missing"):
+        ship(run, "az_2p", "d", "c", [], False, tmp_path / "out")
+
+
+def test_a_run_recorded_before_pieces_is_timed_from_its_summary(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    state_file = run / "checkpoints" / "state.json"
+    state = json.loads(state_file.read_text())
+    del state["pieces"]
+    state_file.write_text(json.dumps(state))
+    with pytest.raises(CliError, match="no summary.json"):
+        ship(run, "az_x", "d", "c", [], False, tmp_path / "out")
+    (run / "summary.json").write_text(json.dumps({"wall_seconds": 7000.04}))
+    meta = json.loads(ship(run, "az_x", "d", "c", [], False, tmp_path / "out").read_text())
+    assert meta["training"]["wall_seconds"] == 7000.0
+    assert meta["training"]["pieces"] == [
+        {"resumed": False, "from_iteration": 0, "to_iteration": 3, "wall_seconds": 7000.0}
+    ]
+
+
+def test_default_model_prefers_the_network_marked_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = {"players": [2], "modules": []}
+    fake = {"ppo_2p": {"game": game}, "zz_2p": {"game": game, "default": True}, "aa_2p": {"game": game}}
+    monkeypatch.setattr(models, "_load_all", lambda: fake)
+    assert models.default_model(2, ()) == "zz_2p"
+    fake["zz_2p"]["default"] = False
+    assert models.default_model(2, ()) == "aa_2p"  # then by name
+    assert models.default_model(3, ()) is None

@@ -1,0 +1,154 @@
+"""Ship a network trained by :mod:`training.search_train`: copy it into ``agents/shipped`` with its metadata.
+
+    python -m training.ship runs/search_2p az_2p --description "2-player base game: ..." \\
+        --command "python -m training.search_train --config configs/search_2p.yaml --workers 2" \\
+        [--evaluation results/az_2p_vs_az.json ...] [--default] [--dest agents/shipped]
+
+Why a command and not a copy by hand: a shipped model is found by
+:mod:`agents.models` from its ``NAME.json`` (the game it covers, its sizes), and
+the models page promises the config, the command, the training time of every
+piece of a resumed run and the measured results beside each file; reading them
+from the run directory (``config.yaml``, ``checkpoints/state.json``,
+``metrics.json``) keeps them true.
+
+``--evaluation FILE`` (repeatable) attaches the JSON that ``python -m
+training.evaluate ... --json FILE`` wrote, under the file's name.
+``--default`` marks the network as ``az``'s default for its games
+(:func:`agents.models.default_model` prefers it over the others that cover
+the game).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from training.cli import CliError, run_cli
+
+
+def run_facts(run_dir: Path) -> dict[str, Any]:
+    """The config, training pieces, totals and learning curve of a search-training run directory."""
+    state_file = run_dir / "checkpoints" / "state.json"
+    for needed in (run_dir / "best.zip", run_dir / "config.yaml", state_file):
+        if not needed.is_file():
+            raise CliError(
+                f"{str(run_dir)!r} is not a finished search-training run: {needed.name} is missing"
+            )
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    state = json.loads(state_file.read_text())
+    metrics = state["metrics"]
+    curve = [
+        {k: v for k, v in row.items() if k == "iteration" or k.startswith(("eval_", "gate_"))}
+        for row in metrics
+    ]
+    pieces = state.get("pieces") or summary_piece(run_dir, state)
+    return {
+        "config": config,
+        "training": {
+            "iterations": state["iteration"],
+            "positions": state["positions"],
+            "networks_accepted": state["accepted"],
+            "wall_seconds": round(sum(p["wall_seconds"] for p in pieces), 1),
+            "pieces": pieces,
+            "selfplay_positions_per_s": round(
+                sum(r["positions"] for r in metrics) / max(1e-9, sum(r["selfplay_seconds"] for r in metrics)),
+                1,
+            ),
+        },
+        "training_curve": curve,
+    }
+
+
+def summary_piece(run_dir: Path, state: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run recorded before pieces were: one piece, its time from ``summary.json`` (the last invocation)."""
+    summary_file = run_dir / "summary.json"
+    if not summary_file.is_file():
+        raise CliError(f"{str(run_dir)!r}: no pieces in state.json and no summary.json to time the run")
+    summary = json.loads(summary_file.read_text())
+    return [
+        {
+            "resumed": False,
+            "from_iteration": 0,
+            "to_iteration": state["iteration"],
+            "wall_seconds": round(summary["wall_seconds"], 1),
+        }
+    ]
+
+
+def network_sizes(model_path: Path) -> tuple[int, int]:
+    """(observation floats, action ids) the network's zip declares."""
+    import zipfile
+
+    with zipfile.ZipFile(model_path) as z:
+        data = json.loads(z.read("data").decode("utf-8"))
+    return int(data["observation_space"]["_shape"][0]), int(data["action_space"]["n"])
+
+
+def ship(
+    run_dir: Path,
+    name: str,
+    description: str,
+    command: str,
+    evaluations: list[Path],
+    default: bool,
+    dest: Path,
+) -> Path:
+    """Copy ``run_dir/best.zip`` to ``dest/NAME.zip`` and write ``dest/NAME.json``; returns the JSON's path."""
+    if not name.isidentifier():
+        raise CliError(
+            f"name {name!r}: use letters, digits and underscores (it becomes NAME.zip and ppo:NAME)"
+        )
+    facts = run_facts(run_dir)
+    cfg = facts["config"]
+    players = cfg["players"] if isinstance(cfg["players"], list) else [cfg["players"]]
+    obs, actions = network_sizes(run_dir / "best.zip")
+    meta: dict[str, Any] = {
+        "name": name,
+        "model": f"{name}.zip",
+        "description": description,
+        "game": {"players": sorted(players), "modules": list(cfg["modules"])},
+        "default": default,
+        "observation_size": obs,
+        "num_actions": actions,
+        "source": str(run_dir / "best.zip"),
+        "command": command,
+        **facts,
+        "evaluation": {},
+    }
+    for path in evaluations:
+        if not path.is_file():
+            raise CliError(f"--evaluation {str(path)!r}: no such file")
+        meta["evaluation"][path.stem] = json.loads(path.read_text())
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run_dir / "best.zip", dest / f"{name}.zip")
+    out = dest / f"{name}.json"
+    out.write_text(json.dumps(meta, indent=1) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dir", type=Path, help="a search-training output_dir (holds best.zip)")
+    ap.add_argument("name", help="the shipped name: NAME.zip, ppo:NAME, az:NAME")
+    ap.add_argument("--description", required=True, help="one line: the game and what it measured")
+    ap.add_argument("--command", required=True, help="the training command, as run")
+    ap.add_argument(
+        "--evaluation", type=Path, action="append", default=[], help="training.evaluate --json output"
+    )
+    ap.add_argument("--default", action="store_true", help="az's default network for its games")
+    ap.add_argument("--dest", type=Path, default=Path(__file__).resolve().parents[1] / "agents" / "shipped")
+    args = ap.parse_args(argv)
+    out = ship(
+        args.run_dir, args.name, args.description, args.command, args.evaluation, args.default, args.dest
+    )
+    print(f"shipped {out.with_suffix('.zip')} and {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main, prog="python -m training.ship"))
