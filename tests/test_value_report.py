@@ -11,8 +11,11 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents import make  # noqa: E402
+from agents.models import default_model, shipped_models  # noqa: E402
+from agents.net import seat_values  # noqa: E402
 from agents.ppo import load_model  # noqa: E402
-from splendor_env.observation import OBS_DIM  # noqa: E402
+from agents.runner import rotation_seating  # noqa: E402
+from splendor_env.observation import OBS_DIM, OBS_DIM_ALL  # noqa: E402
 from training import value_report as vr  # noqa: E402
 from training.cli import run_cli  # noqa: E402
 
@@ -110,7 +113,7 @@ def _record(values, result, game, mover, turn, prestige) -> vr.Record:
         prestige=np.asarray(prestige),
         obs=np.zeros((n, 2, OBS_DIM), np.float32),
         result=np.asarray(result, dtype=np.float64),
-        seat_agent=np.arange(len(result)) % 2,
+        seating=rotation_seating(len(result), 2),
         values=np.asarray(values, dtype=np.float32),
     )
 
@@ -243,6 +246,28 @@ def _run(argv, capsys) -> tuple[int, str]:
             "--model: .*modules",
         ),
         (["--agents", "greedy", "random", "--model", "missing.zip"], "--model: model file not found"),
+        # another game: the model trained for one game is refused for another, naming both
+        (
+            ["--players", "3", "--agents", "greedy", "random", "--model", "ppo_2p"],
+            r"--model: PPO model '[^']*ppo_2p\.zip' was trained for 2 players, base game; "
+            r"it cannot play 3 players, base game",
+        ),
+        (
+            ["--modules", "orient", "strongholds", "cities", "trading_posts", "--agents", "greedy", "random"]
+            + ["--model", "ppo_base_3_4p"],
+            r"--model: PPO model '[^']*ppo_base_3_4p\.zip' .*it cannot play 2 players, "
+            r"modules cities\+trading_posts\+orient\+strongholds",
+        ),
+        (
+            ["--players", "3", "--agents", "ppo:ppo_2p", "greedy"],
+            "--agents 'ppo:ppo_2p': .*cannot play 3 players",
+        ),
+        (
+            ["--players", "3", "--modules", "orient"],
+            "--model: no shipped network covers 3 players, modules orient",
+        ),
+        (["--players", "5"], "--players must be 2, 3 or 4, got 5"),
+        (["--modules", "castles"], "--modules: "),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, match, tmp_path, capsys) -> None:
@@ -296,3 +321,210 @@ def test_tiny_run_writes_the_report(tmp_path, capsys) -> None:
     phases = (out / "phases.csv").read_text().splitlines()
     assert phases[0].startswith("phase,bin,predictor") and len(phases) == 1 + 4 * (1 + 5 + 6)
     assert (out / "calibration.csv").read_text().count("\n") == 1 + 2 * 10
+
+
+# ---------------------------------------------------------------------------
+# Any player count and modules
+
+
+@pytest.fixture(scope="module")
+def played_3p():
+    """Three 3-player games of the shipped 3-4p policy (A, seat g % 3) against greedy (B), with critic values."""
+    model = load_model(default_model(3))
+    agents = (make(f"ppo:{default_model(3)}", seed=1), make("greedy", seed=2))
+    return vr.attach_values(
+        vr.play_games(agents, 3, seed=vr.DEFAULT_SEED, players=3), model.policy
+    ), model.policy
+
+
+def _torch_values(policy, obs: np.ndarray) -> np.ndarray:
+    import torch as th
+
+    with th.no_grad():
+        return policy.predict_values(th.as_tensor(obs)).numpy()[:, 0]
+
+
+def test_three_players_record_every_seat(played_3p) -> None:
+    rec, policy = played_3p
+    n = rec.game.size
+    assert rec.players == 3 and rec.modules == ()
+    assert rec.obs.shape == (n, 3, OBS_DIM) and rec.values.shape == (n, 3) and rec.prestige.shape == (n, 3)
+    # A (agent 0) sits in seat g % 3, B in the other two: as training.evaluate seats a candidate
+    assert np.array_equal(rec.seating, rotation_seating(3, 3)) and rec.a_seat.tolist() == [0, 1, 2]
+    for g in range(3):
+        turns = rec.turn[rec.game == g]
+        assert turns.tolist() == list(range(turns.size)) and turns.size > 30
+    assert np.array_equal(rec.mover, rec.turn % 3)
+    # the critic's own values of every seat's view, for a sample of rows
+    rows = np.linspace(0, n - 1, 5).astype(int)
+    np.testing.assert_allclose(
+        rec.values[rows], _torch_values(policy, rec.obs[rows].reshape(-1, OBS_DIM)).reshape(-1, 3), atol=1e-5
+    )
+    # each seat sees itself first: seat p's view is not seat q's
+    assert not np.array_equal(rec.obs[:, 0], rec.obs[:, 1]) and not np.array_equal(
+        rec.obs[:, 1], rec.obs[:, 2]
+    )
+
+
+def test_three_player_results_are_terminal_rewards(monkeypatch) -> None:
+    # every final state goes through splendor_env.rules.terminal_rewards, whose per-seat rewards are the results
+    from splendor_env.rules import terminal_rewards
+
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def spy(state: np.ndarray, out: np.ndarray) -> None:
+        terminal_rewards(state, out)
+        seen.append((state.copy(), out.copy()))
+
+    monkeypatch.setattr(vr, "terminal_rewards", spy)
+    rec = vr.play_games(
+        (make("greedy", seed=0), make("greedy", seed=1)), 3, seed=vr.DEFAULT_SEED + 7, players=3
+    )
+    assert rec.truncated == 0 and len(seen) == 3
+    assert sorted(tuple(out[:3]) for _, out in seen) == sorted(tuple(r) for r in rec.result)
+    for r in rec.result:  # a sole winner +1 and two losers -1, or co-winners 0 and losers -1
+        assert set(r) <= {-1.0, 0.0, 1.0}
+        assert (r == 1).sum() == 1 and (r == -1).sum() == 2 or ((r == 1).sum() == 0 and (r == 0).sum() >= 2)
+
+
+def test_three_player_leaf_is_the_searchs_seat_values(played_3p) -> None:
+    rec, _ = played_3p
+    leaf = vr.predictions(rec, "leaf")
+    keep = ~np.isnan(rec.result[rec.game, 0])
+    vals, mover = rec.values[keep].astype(np.float64), rec.mover[keep]
+    for i in np.linspace(0, vals.shape[0] - 1, 9).astype(int):
+        out = np.zeros(3)
+        seat_values(vals[i].copy(), 3, out)  # what agents.search backs up for this leaf
+        assert leaf.x[i] == out[mover[i]]
+        others = np.delete(vals[i], mover[i])
+        assert leaf.x[i] == pytest.approx(0.5 * (vals[i, mover[i]] - others.mean()))
+    assert (
+        leaf.x.size == int(keep.sum()) and leaf.result.tolist() == rec.result[rec.game[keep], mover].tolist()
+    )
+
+
+def test_three_player_summary(played_3p) -> None:
+    rec, _ = played_3p
+    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    gm = summary["games"]
+    assert summary["game"] == {"players": 3, "modules": []}
+    assert gm["a_wins"] + gm["b_wins"] + gm["shared"] == 3 - gm["truncated"]
+    assert gm["seat0_wins"] + gm["seat1_wins"] + gm["seat2_wins"] == gm["a_wins"] + gm["b_wins"]
+    n = summary["decisions"]
+    assert summary["overall"]["value"]["positions"] == 3 * n and summary["overall"]["leaf"]["positions"] == n
+    by_agent = summary["value_by_agent"]
+    assert (
+        by_agent["A (A)"]["positions"] == n and by_agent["B (B)"]["positions"] == 2 * n
+    )  # one seat, two seats
+    assert summary["turn_edges"] == [0, 15, 30, 45, 60]
+    assert [r["bin"] for r in summary["by_turn"]["leaf"]] == ["0-14", "15-29", "30-44", "45-59", "60+"]
+    text = vr.format_report(summary)
+    assert "of 3p base" in text and "A in seat g % 3" in text and "seat 2 " in text
+
+
+def test_three_player_lead_and_agent_baselines_by_hand() -> None:
+    rec = vr.Record(
+        game=np.array([0, 0, 1, 2]),
+        turn=np.array([0, 1, 2, 0]),
+        mover=np.array([0, 1, 2, 0]),
+        prestige=np.array([[3, 1, 5], [3, 6, 5], [7, 7, 2], [0, 0, 0]]),
+        obs=np.zeros((4, 3, OBS_DIM), np.float32),
+        # game 0: A (seat 0) won alone; game 1: A (seat 1) shared the win with seat 0; game 2 truncated
+        result=np.array([[1, -1, -1], [0, 0, -1], [np.nan] * 3]),
+        seating=rotation_seating(3, 3),
+        values=np.array([[0.9, 0.3, 0.6], [0.2, 0.8, 0.5], [0.1, 0.4, 0.7], [0, 0, 0]], np.float32),
+    )
+    lead = vr.predictions(rec, "lead")  # own prestige minus the best other seat's
+    assert lead.x.tolist() == [3 - 5, 6 - 5, 2 - 7] and lead.lead.tolist() == [5, 6, 7]
+    assert lead.result.tolist() == [1.0, -1.0, -1.0]
+    # A's seats: +1 and 0 -> +1; B's: -1, -1, 0, -1 -> -1
+    assert vr.agent_signs(rec).tolist() == [1.0, -1.0]
+    assert vr.predictions(rec, "agent").x.tolist() == [1.0, -1.0, -1.0]  # A on move in row 0 only
+    leaf = vr.predictions(rec, "leaf")
+    np.testing.assert_allclose(
+        leaf.x, [0.5 * (0.9 - 0.45), 0.5 * (0.8 - 0.35), 0.5 * (0.7 - 0.25)], atol=1e-6
+    )
+    value = vr.predictions(rec, "value")
+    assert value.x.size == 9 and value.game.tolist() == [0, 0, 0, 0, 0, 0, 1, 1, 1]
+    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    assert summary["games"] == {
+        "played": 3,
+        "truncated": 1,
+        "scored": 2,
+        "shared": 1,
+        "a_wins": 1,
+        "b_wins": 0,
+        "seat0_wins": 1,
+        "seat1_wins": 0,
+        "seat2_wins": 0,
+    }
+    assert summary["agent_baseline"] == {"A": 1, "B": -1}
+
+
+def test_module_game_uses_the_module_observation_and_seat_values() -> None:
+    mods = ("cities", "trading_posts", "orient", "strongholds")
+    name = default_model(2, mods)
+    policy = load_model(name).policy
+    agents = (make(f"ppo:{name}", seed=1), make("greedy", seed=2))
+    rec = vr.attach_values(vr.play_games(agents, 2, seed=vr.DEFAULT_SEED, modules=mods), policy)
+    n = rec.game.size
+    assert rec.modules == mods and rec.obs.shape == (n, 2, OBS_DIM_ALL) and n > 20
+    rows = np.linspace(0, n - 1, 5).astype(int)
+    np.testing.assert_allclose(
+        rec.values[rows],
+        _torch_values(policy, rec.obs[rows].reshape(-1, OBS_DIM_ALL)).reshape(-1, 2),
+        atol=1e-5,
+    )
+    leaf = vr.predictions(rec, "leaf")
+    keep = ~np.isnan(rec.result[rec.game, 0])
+    vals, mover = rec.values[keep].astype(np.float64), rec.mover[keep]
+    out = np.zeros(2)
+    for i in range(0, vals.shape[0], 7):
+        seat_values(vals[i].copy(), 2, out)
+        assert leaf.x[i] == out[mover[i]] == 0.5 * (vals[i, mover[i]] - vals[i, 1 - mover[i]])
+    summary = vr.summarise(rec, ("A", "B"), name, 0)
+    assert summary["game"] == {"players": 2, "modules": list(mods)}
+    assert "of 2p cities+trading_posts+orient+strongholds" in vr.format_report(summary)
+
+
+@pytest.mark.parametrize(
+    ("players", "modules"),
+    sorted(
+        {(n, tuple(m["game"]["modules"])) for m in shipped_models().values() for n in m["game"]["players"]}
+    ),
+)
+def test_defaults_are_the_games_shipped_network(players, modules) -> None:
+    # every game a shipped network covers: --model and agent A default to the network az would use
+    import argparse
+
+    args = argparse.Namespace(players=players, modules=list(reversed(modules)), model=None, agents=None)
+    vr.resolve_game_args(args)
+    name = default_model(players, modules)
+    assert args.model == name and args.agents == [f"ppo:{name}", "greedy"]
+    assert tuple(args.modules) == modules  # the engine's order, whatever order was given
+    # an explicit --model is kept; the agents still default to the game's shipped network
+    args = argparse.Namespace(players=players, modules=list(modules), model="x.zip", agents=None)
+    vr.resolve_game_args(args)
+    assert args.model == "x.zip" and args.agents == [f"ppo:{name}", "greedy"]
+
+
+def test_default_two_player_command_is_unchanged() -> None:
+    # the 2-player base defaults are what they were (ppo_2p while it is the shipped default) and the turn bins too
+    import argparse
+
+    args = argparse.Namespace(players=2, modules=[], model=None, agents=None)
+    vr.resolve_game_args(args)
+    assert args.model == default_model(2) and args.agents == [f"ppo:{default_model(2)}", "greedy"]
+    assert vr.turn_edges(2) == vr.TURN_EDGES and vr.turn_edges(4) == (0, 20, 40, 60, 80)
+
+
+def test_tiny_three_player_run_writes_the_report(tmp_path, capsys) -> None:
+    out = tmp_path / "report"
+    summary = vr.main(["--players", "3", "--games", "2", "--agents", "greedy", "greedy", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "critic of ppo_base_3_4p; 2 games of 3p base greedy (A) vs greedy (B)" in printed
+    data = json.loads((out / "value_report.json").read_text())
+    assert data == json.loads(json.dumps(summary)) and data["model"] == default_model(3)
+    assert data["overall"]["value"]["positions"] == 3 * data["decisions"]
+    phases = (out / "phases.csv").read_text().splitlines()
+    assert len(phases) == 1 + 4 * (1 + 5 + 6) and any(",60+," in row for row in phases)

@@ -1,64 +1,87 @@
 """How good is a PPO critic as a position evaluator? Sign accuracy, error and calibration over held-out games.
 
 Why: the ``az`` search (:mod:`agents.az`) evaluates every leaf with the critic of
-``models/ppo_2p.zip``: seat ``p``'s leaf value is ``(V(obs_p) - V(obs_q)) / 2``,
-half the difference of the critic's values of the two seats' observations. This
+the shipped network of the game (``ppo_2p`` for 2-player base games): seat ``p``'s
+leaf value is ``(V(obs_p) - mean of V(obs_q) over the other seats) / 2``
+(:func:`agents.net.seat_values`; two players: ``(V(obs_p) - V(obs_q)) / 2``). This
 report measures how far that number (and the raw ``V`` it is built from) predicts
 who wins, overall and by game phase, so a change of network or of leaf formula
 can be judged by one command.
 
 What it does:
 
-* plays ``--games`` two-player base games between two agents (``--agents A B``,
-  any :func:`agents.make` spec or a ``.zip`` path; default the shipped policy
-  against ``greedy``); game ``g`` puts ``A`` in seat ``g % 2``, so both agents
-  play both seats equally often. The games run in :func:`agents.runner.play_batched`:
-  search agents (``needs_state``) get the state determinised for their seat, as in
-  ``training.evaluate``;
-* at every *main* decision (not a discard or noble choice) records both seats'
-  observations, the turn number (``TURN``: one per seat's turn, so 2 per round),
-  both seats' prestige and who is on move; after the games it runs the critic of
-  ``--model`` over all of them in a few batched torch calls
+* plays ``--games`` games of ``--players`` players (2, 3 or 4; default 2) with
+  the Cities of Splendor ``--modules`` given (default none: the base game)
+  between two agents (``--agents A B``, any :func:`agents.make` spec or a ``.zip``
+  path); game ``g`` puts ``A`` in seat ``g % players`` and ``B`` in every other
+  seat (:func:`agents.runner.rotation_seating`, as in ``training.evaluate``), so
+  ``A`` plays every seat equally often. The games run in
+  :func:`agents.runner.play_batched`: search agents (``needs_state``) get the
+  state determinised for their seat, as in ``training.evaluate``;
+* the critic is that of ``--model``, by default the shipped network ``az`` uses
+  for the game (:func:`agents.models.default_model`: ``ppo_2p`` for 2-player base
+  games, ``ppo_base_3_4p`` for 3 and 4 players, ``ppo_modules_2p`` for 2 players
+  with all four modules); a model trained for another game is refused, naming
+  both. The agents default to ``ppo:<that shipped network>`` against ``greedy``
+  (``ppo:<--model>`` when no shipped network covers the game);
+* at every *main* decision (not a discard, noble or module choice) records every
+  seat's observation (:func:`splendor_env.observation.observe`, the module
+  observation in a module game), the turn number (``TURN``: one per seat's turn,
+  so ``players`` per round), every seat's prestige and who is on move; after the
+  games it runs the critic over all of them in a few batched torch calls
   (``policy.predict_values``, the same numbers :func:`agents.az.net_values`
-  gives: :func:`agents.az.check_export`). Both views come from the true state;
-  inside a search the other seat's view is taken from a state determinised for
-  the searching seat (its blind reserves guessed), so az's own leaves carry a
+  gives: :func:`agents.az.check_export`). All views come from the true state;
+  inside a search the other seats' views are taken from a state determinised for
+  the searching seat (their blind reserves guessed), so az's own leaves carry a
   little more noise than the ``leaf`` measured here;
-* attaches each seat's result: +1 sole win, -1 loss, 0 shared victory;
-  truncated games (turn cap) are left out and counted.
+* attaches each seat's result, :func:`splendor_env.rules.terminal_rewards`: +1
+  sole win, -1 loss, 0 shared victory (a co-winner; the other seats of a shared
+  game lost: -1); truncated games (turn cap) are left out and counted.
 
 Four predictors are scored against the result:
 
 * ``value``: the raw critic ``V`` of a seat's observation, one row per seat per
   decision. It learnt the *shaped* return against its training pool (terminal
   +-1 plus 0.02 per prestige point, gamma 0.995), so it is biased upwards: at
-  the start it rates both seats about +0.85 and its sign says little there;
-* ``leaf``: az's leaf value from the seat on move's side, one row per decision
-  (the other seat's row is its negation and would say nothing new);
-* ``lead``: a baseline with no network, the prestige difference from the seat on
-  move's side (a tie scores half): the critic is worth its cost where it beats this;
-* ``agent``: a baseline that knows only who sits where, +1 when agent ``A`` is on
-  move: its accuracy is ``A``'s win share. Between unequal agents (the policy
-  wins about 90% against greedy) a value can score well by recognising the
-  stronger agent's seat from its style; only where it beats this baseline does it
-  read the position. Games of an agent against itself have no such shortcut
-  (this baseline is then about 50%): that is the test that matters for ``az``,
-  whose search plays both sides with the same network.
+  the start it rates every seat about +0.85 and its sign says little there;
+* ``leaf``: az's leaf value from the seat on move's side, one row per decision,
+  computed by :func:`agents.net.seat_values` itself (the other seats' values
+  of the same position say little new: with two players they are its negation);
+* ``lead``: a baseline with no network, the seat on move's prestige minus the
+  best other seat's (a tie scores half): the critic is worth its cost where it
+  beats this;
+* ``agent``: a baseline that knows only who sits where: every seat of an agent
+  gets the sign of that agent's results over its seats in these games (+1 if its
+  seats won more often than they lost, -1 if they lost more, 0 if even; one
+  number per agent, fitted on the games it scores). Two players, ``A`` the
+  stronger: +1 when ``A`` is on move, and its accuracy is ``A``'s win share.
+  Between unequal agents (the policy wins about 90% against greedy) a value can
+  score well by recognising the stronger agent's seat from its style; only where
+  it beats this baseline does it read the position. Games of an agent against
+  itself have no such shortcut: with two players this baseline is then about 50%,
+  with ``n`` it is the base rate ``(n - 1) / n`` of "every seat loses" (each seat
+  wins about one game in ``n``), the bar a value must clear there. Those games
+  are the test that matters for ``az``, whose search plays every seat with the
+  same network.
 
-Per predictor: sign accuracy on decisive games (``sign(x) == result``; x == 0
-counts half) with a Wilson 95% interval over positions *and* a 95% bootstrap
-interval over games (1000 resamples of whole games, seed 0). Positions of one
-game are strongly correlated (a game is won or lost once), so the Wilson interval
-is too narrow and is shown only for reference: read the game bootstrap. Also the
-mean squared error against the result (shared victories as 0) and the Pearson
-correlation. Calibration tables: predictor bins -> mean result, each row with
-its positions, its distinct games and a game-bootstrap interval of the mean.
+Per predictor: sign accuracy on decisive rows (``sign(x) == result``; x == 0
+counts half; a shared victory's co-winners, result 0, are left out) with a
+Wilson 95% interval over positions *and* a 95% bootstrap interval over games
+(1000 resamples of whole games, seed 0). Positions of one game are strongly
+correlated (a game is won or lost once), so the Wilson interval is too narrow
+and is shown only for reference: read the game bootstrap. Also the mean squared
+error against the result (shared victories as 0) and the Pearson correlation.
+Calibration tables: predictor bins -> mean result, each row with its positions,
+its distinct games and a game-bootstrap interval of the mean.
 
-Phases: by turn number (0-9, 10-19, 20-29, 30-39, 40+; a 2-player game lasts
-about 50-60 turns) and by the leader's prestige (0-2, 3-5, 6-8, 9-11, 12-14,
-15+). The turn says how much of the game is left on average; the leader's
-prestige says how close *this* game is to its end (15 starts the last round),
-which is what a value must see, so both are reported.
+Phases: by turn number and by the leader's prestige (0-2, 3-5, 6-8, 9-11,
+12-14, 15+). The turn bins are the same *rounds* for every player count: rounds
+0-4, 5-9, 10-14, 15-19, 20+, that is turns 0-9, 10-19, 20-29, 30-39, 40+ with
+two players (a 2-player game lasts about 50-60 turns), 0-14, ..., 60+ with
+three and 0-19, ..., 80+ with four (:func:`turn_edges`). The turn says how much
+of the game is left on average; the leader's prestige says how close *this*
+game is to its end (15 starts the last round of a base game), which is what a
+value must see, so both are reported.
 
 Seeds: deals are seeded from ``--seed`` upwards (game ``g`` about ``seed + g``).
 Training never used the default ``10**9``: self-play deals of
@@ -70,10 +93,14 @@ CLI::
 
     python -m training.value_report --games 300 --out results/value_report
     python -m training.value_report --agents ppo:ppo_2p ppo:ppo_2p --games 300
+    python -m training.value_report --players 3 --games 300    # critic of ppo_base_3_4p
+    python -m training.value_report --modules cities trading_posts orient strongholds --games 300
+    python -m training.value_report --players 4 --model my_3_4p.zip --agents ppo:my_3_4p.zip greedy
 
-Speed, one core: 300 games of ppo against greedy (or against itself) play in about
-2 s and the critic takes 1-2 s more (10 s with imports and model loading); an
-agent that searches (``az``, ``mcts``) costs its own time per move.
+Speed, one core: 300 2-player base games of ppo against greedy (or against itself)
+play in about 2 s and the critic takes 1-2 s more (10 s with imports and model
+loading); 3 and 4 players and module games take longer per game; an agent that
+searches (``az``, ``mcts``) costs its own time per move.
 """
 
 from __future__ import annotations
@@ -90,21 +117,21 @@ from typing import Any
 import numpy as np
 
 from agents import build
-from agents.az import seat_value_difference
 from agents.base import Agent
+from agents.net import seat_values
 from agents.runner import play_batched, rotation_seating
 from splendor_env import state as st
-from splendor_env.observation import OBS_DIM, observe
+from splendor_env.observation import obs_dim, observe
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS, PHASE, PHASE_MAIN, TURN
-from training.cli import CliError, run_cli
+from training.cli import CliError, check_game_args, run_cli
 from training.stats import bootstrap_counts, clean_number, percent, wilson
 
 #: First deal seed by default: far from every seed the shipped models were trained or selected on.
 DEFAULT_SEED = 10**9
-DEFAULT_MODEL = "ppo_2p"
-DEFAULT_AGENTS = ("ppo:ppo_2p", "greedy")
-#: Lower edges of the phase bins (the last is open).
+#: Agent B by default; agent A is ``ppo:`` the game's shipped network (:func:`default_agents`).
+DEFAULT_OPPONENT = "greedy"
+#: Lower edges of the phase bins (the last is open); turn edges of a 2-player game (:func:`turn_edges`).
 TURN_EDGES = (0, 10, 20, 30, 40)
 LEAD_EDGES = (0, 3, 6, 9, 12, 15)
 #: Inner edges of the calibration bins (both ends open).
@@ -113,26 +140,46 @@ BOOTSTRAP_ROUNDS = 1000
 PREDICTORS = ("value", "leaf", "lead", "agent")
 
 
+def turn_edges(players: int) -> tuple[int, ...]:
+    """Turn bins of a ``players`` game: the rounds of :data:`TURN_EDGES` (0, 5, 10, 15, 20+ rounds).
+
+    ``TURN`` counts one per seat's turn, so a round is ``players`` turns: 2 players
+    ``(0, 10, 20, 30, 40)``, 3 ``(0, 15, 30, 45, 60)``, 4 ``(0, 20, 40, 60, 80)``.
+    """
+    return tuple(e * players // 2 for e in TURN_EDGES)
+
+
 # ---------------------------------------------------------------------------
 # Playing and recording
 
 
 @dataclass
 class Record:
-    """What the games left: one row per main decision (``obs`` holds both seats' views).
+    """What the games left: one row per main decision (``obs`` holds every seat's view).
 
-    ``result[g]`` is ``(result of seat 0, result of seat 1)`` of game ``g``, NaN when truncated;
-    ``seat_agent[g]`` the agent index (0 = ``A``, 1 = ``B``) in seat 0.
+    ``result[g, p]`` is seat ``p``'s result in game ``g`` (:func:`splendor_env.rules.terminal_rewards`),
+    NaN when truncated; ``seating[g, p]`` the agent index (0 = ``A``, 1 = ``B``) in seat ``p``.
+    ``n`` below is the player count, ``D`` the observation size of the game.
     """
 
     game: np.ndarray  # [N] game number of the decision
     turn: np.ndarray  # [N] state TURN
     mover: np.ndarray  # [N] seat on move
-    prestige: np.ndarray  # [N, 2] both seats' prestige
-    obs: np.ndarray  # [N, 2, OBS_DIM] both seats' observations
-    result: np.ndarray  # [games, 2]
-    seat_agent: np.ndarray  # [games] agent index in seat 0
-    values: np.ndarray | None = field(default=None)  # [N, 2] critic values, once computed
+    prestige: np.ndarray  # [N, n] every seat's prestige
+    obs: np.ndarray  # [N, n, D] every seat's observation
+    result: np.ndarray  # [games, n]
+    seating: np.ndarray  # [games, n] agent index per seat
+    values: np.ndarray | None = field(default=None)  # [N, n] critic values, once computed
+    modules: tuple[str, ...] = ()  # the game's modules (for the report)
+
+    @property
+    def players(self) -> int:
+        return int(self.result.shape[1])
+
+    @property
+    def a_seat(self) -> np.ndarray:
+        """``[games]`` the seat of agent ``A`` in each game."""
+        return np.argmin(self.seating, axis=1)
 
     @property
     def truncated(self) -> int:
@@ -145,31 +192,36 @@ def play_games(
     seed: int = DEFAULT_SEED,
     batch: int = 100,
     max_turns: int | None = None,
+    players: int = 2,
+    modules: tuple[str, ...] | list[str] = (),
 ) -> Record:
-    """Play ``games`` 2-player base games (game ``g``: ``agents[0]`` in seat ``g % 2``), recording main decisions.
+    """Play ``games`` games of ``players`` with ``modules``, recording main decisions.
 
-    ``max_turns`` overrides the env's turn cap (a game that reaches it is truncated).
+    Game ``g`` puts ``agents[0]`` in seat ``g % players`` and ``agents[1]`` in every
+    other seat (:func:`agents.runner.rotation_seating`). ``max_turns`` overrides the
+    env's turn cap (a game that reaches it is truncated).
     """
     from splendor_env.vector import SplendorBatch
 
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
-    options = {} if max_turns is None else {"max_turns": max_turns}
-    venv = SplendorBatch(min(games, batch), 2, seed=seed, copy=False, **options)
-    result = np.full((games, 2), np.nan)
-    seat_agent = np.arange(games) % 2  # agent index in seat 0: A sits in seat g % 2
+    options: dict[str, Any] = {} if max_turns is None else {"max_turns": max_turns}
+    n_seats = int(players)
+    venv = SplendorBatch(min(games, batch), n_seats, seed=seed, copy=False, modules=tuple(modules), **options)
+    dim = obs_dim(venv.modules)
+    result = np.full((games, n_seats), np.nan)
     rows_game, rows_turn, rows_mover, rows_pts, rows_obs = [], [], [], [], []
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
-    pts = [st.player_offset(p) + st.P_PRESTIGE for p in range(2)]
+    pts = [st.player_offset(p) + st.P_PRESTIGE for p in range(n_seats)]
 
     def before_round(slots: np.ndarray, numbers: np.ndarray, states: np.ndarray, player: np.ndarray) -> None:
         for b, g in zip(slots, numbers, strict=True):
             if states[b, PHASE] != PHASE_MAIN:
                 continue
-            two = np.empty((2, OBS_DIM), dtype=np.float32)
-            observe(states[b], 0, two[0])
-            observe(states[b], 1, two[1])
-            rows_obs.append(two)
+            views = np.empty((n_seats, dim), dtype=np.float32)
+            for p in range(n_seats):
+                observe(states[b], p, views[p])
+            rows_obs.append(views)
             rows_game.append(g)
             rows_turn.append(states[b, TURN])
             rows_mover.append(player[b])
@@ -178,24 +230,25 @@ def play_games(
     def on_end(game: int, _slot: int, final_state: np.ndarray, truncated: bool) -> None:
         if not truncated:
             terminal_rewards(final_state, terminal)
-            result[game] = terminal[:2]
+            result[game] = terminal[:n_seats]
 
-    seating = rotation_seating(games, 2)  # A (agent 0) in seat g % 2
+    seating = rotation_seating(games, n_seats)  # A (agent 0) in seat g % n, B (agent 1) elsewhere
     play_batched(venv, agents, seating, np.random.default_rng([seed, 7]), on_end, before_round)
     n = len(rows_game)
     return Record(
         game=np.asarray(rows_game, dtype=np.int64).reshape(n),
         turn=np.asarray(rows_turn, dtype=np.int64).reshape(n),
         mover=np.asarray(rows_mover, dtype=np.int64).reshape(n),
-        prestige=np.asarray(rows_pts, dtype=np.int64).reshape(n, 2),
-        obs=np.stack(rows_obs) if rows_obs else np.zeros((0, 2, OBS_DIM), np.float32),
+        prestige=np.asarray(rows_pts, dtype=np.int64).reshape(n, n_seats),
+        obs=np.stack(rows_obs) if rows_obs else np.zeros((0, n_seats, dim), np.float32),
         result=result,
-        seat_agent=seat_agent,
+        seating=seating,
+        modules=tuple(venv.config.modules),
     )
 
 
 def critic_values(policy: Any, observations: np.ndarray, chunk: int = 8192) -> np.ndarray:
-    """``policy.predict_values`` of raw observations ``[N, OBS_DIM]`` -> ``float32[N]``, in batched torch calls."""
+    """``policy.predict_values`` of raw observations ``[N, D]`` -> ``float32[N]``, in batched torch calls."""
     import torch as th
 
     obs = np.asarray(observations, dtype=np.float32)
@@ -207,9 +260,9 @@ def critic_values(policy: Any, observations: np.ndarray, chunk: int = 8192) -> n
 
 
 def attach_values(record: Record, policy: Any) -> Record:
-    """Fill ``record.values`` ``[N, 2]``: the critic's value of each seat's observation."""
-    n = record.obs.shape[0]
-    record.values = critic_values(policy, record.obs.reshape(2 * n, OBS_DIM)).reshape(n, 2)
+    """Fill ``record.values`` ``[N, n]``: the critic's value of each seat's observation."""
+    rows, seats, dim = record.obs.shape
+    record.values = critic_values(policy, record.obs.reshape(rows * seats, dim)).reshape(rows, seats)
     return record
 
 
@@ -228,32 +281,59 @@ class Predictions:
     lead: np.ndarray  # the leader's prestige at the decision
 
 
+def leaf_values(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
+    """az's leaf value of the seat on move, per row of critic values ``[N, n]``: :func:`agents.net.seat_values`.
+
+    The search's own function, row by row (float64, as the search backs values up);
+    two players: ``(V(on move) - V(other)) / 2``.
+    """
+    raw = np.ascontiguousarray(values, dtype=np.float64)
+    rows, n = raw.shape
+    per_seat = np.zeros(n, dtype=np.float64)
+    out = np.empty(rows, dtype=np.float64)
+    for i in range(rows):
+        seat_values(raw[i], n, per_seat)
+        out[i] = per_seat[mover[i]]
+    return out
+
+
+def agent_signs(record: Record) -> np.ndarray:
+    """``[2]`` the ``agent`` baseline of agents ``A`` and ``B``: the sign of each one's summed results over its seats.
+
+    +1 for an agent whose seats (in the games scored) won more often than they lost,
+    -1 for one whose seats lost more, 0 if even; see the module docstring.
+    """
+    done = ~np.isnan(record.result[:, 0])
+    res, seating = record.result[done], record.seating[done]
+    return np.array([np.sign(res[seating == k].sum()) for k in (0, 1)], dtype=np.float64)
+
+
 def predictions(record: Record, kind: str) -> Predictions:
     """The rows of predictor ``kind`` (:data:`PREDICTORS`, see the module docstring); truncated games dropped."""
     if record.values is None and kind in ("value", "leaf"):
         raise ValueError("record has no critic values: call attach_values first")
+    n = record.players
     keep = ~np.isnan(record.result[record.game, 0])
     g, turn, mover = record.game[keep], record.turn[keep], record.mover[keep]
     pts = record.prestige[keep]
     lead = pts.max(axis=1)
     rows = np.arange(g.size)
-    if kind == "value":  # both seats, one row each
+    if kind == "value":  # every seat, one row each
         vals = record.values[keep]
         return Predictions(
             x=vals.reshape(-1).astype(np.float64),
             result=record.result[g].reshape(-1),
-            game=np.repeat(g, 2),
-            turn=np.repeat(turn, 2),
-            lead=np.repeat(lead, 2),
+            game=np.repeat(g, n),
+            turn=np.repeat(turn, n),
+            lead=np.repeat(lead, n),
         )
-    other = 1 - mover
     if kind == "leaf":
-        vals = record.values[keep].astype(np.float64)
-        x = seat_value_difference(vals[rows, mover], vals[rows, other])
-    elif kind == "lead":
-        x = (pts[rows, mover] - pts[rows, other]).astype(np.float64)
-    elif kind == "agent":  # agent A sits in seat seat_agent[g] (seat 0 holds agent seat_agent[g])
-        x = np.where(mover == record.seat_agent[g], 1.0, -1.0)
+        x = leaf_values(record.values[keep], mover)
+    elif kind == "lead":  # the seat on move's prestige minus the best other seat's
+        others = np.where(np.arange(n)[None, :] == mover[:, None], np.iinfo(np.int64).min, pts)
+        x = (pts[rows, mover] - others.max(axis=1)).astype(np.float64)
+    elif kind == "agent":  # every seat of an agent gets that agent's sign
+        x = agent_signs(record)[record.seating[g, mover]]
     else:
         raise ValueError(f"unknown predictor {kind!r}; known: {', '.join(PREDICTORS)}")
     return Predictions(x=x, result=record.result[g, mover], game=g, turn=turn, lead=lead)
@@ -372,22 +452,25 @@ def calibration(
 def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) -> dict[str, Any]:
     """Everything the report prints and writes, as plain JSON-able data."""
     res = record.result
+    n = record.players
     done = ~np.isnan(res[:, 0])
-    a_seat = np.arange(res.shape[0]) % 2  # seat of agent A in game g
-    a_result = res[np.arange(res.shape[0]), a_seat]
+    a_result = res[np.arange(res.shape[0]), record.a_seat]
+    b_won = ((res > 0) & (record.seating == 1)).any(axis=1)  # a B seat won alone
+    edges = turn_edges(n)
+    signs = agent_signs(record)
     summary: dict[str, Any] = {
         "agents": list(agents),
         "model": model,
         "seed": seed,
+        "game": {"players": n, "modules": list(record.modules)},
         "games": {
             "played": int(res.shape[0]),
             "truncated": record.truncated,
             "scored": int(done.sum()),
-            "shared": int((done & (res[:, 0] == 0)).sum()),
+            "shared": int((done & (res == 0).any(axis=1)).sum()),
             "a_wins": int((a_result[done] > 0).sum()),
-            "b_wins": int((a_result[done] < 0).sum()),
-            "seat0_wins": int((res[done, 0] > 0).sum()),
-            "seat1_wins": int((res[done, 1] > 0).sum()),
+            "b_wins": int(b_won[done].sum()),
+            **{f"seat{p}_wins": int((res[done, p] > 0).sum()) for p in range(n)},
         },
         "decisions": int(record.game.size),
         "bootstrap": f"95% percentile interval over games ({BOOTSTRAP_ROUNDS} resamples, seed 0)",
@@ -398,22 +481,24 @@ def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) ->
         "by_lead": {},
         "calibration": {},
         "value_by_agent": {},
+        "turn_edges": list(edges),
+        "agent_baseline": {"A": int(signs[0]), "B": int(signs[1])},
     }
     for kind in PREDICTORS:
         p = predictions(record, kind)
         summary["overall"][kind] = score(p.x, p.result, p.game)
-        summary["by_turn"][kind] = phase_table(p, "turn", TURN_EDGES)
+        summary["by_turn"][kind] = phase_table(p, "turn", edges)
         summary["by_lead"][kind] = phase_table(p, "lead", LEAD_EDGES)
         if kind in ("value", "leaf"):
             summary["calibration"][kind] = calibration(p.x, p.result, p.game)
     # the raw value split by whose seat it rates (the critic's own agent, or the other)
     keep = ~np.isnan(res[record.game, 0])
     g = record.game[keep]
+    vals = record.values[keep].astype(np.float64)
     for k, spec in enumerate(agents):
-        seat = np.where(record.seat_agent[g] == k, 0, 1)  # the seat agent k holds in that game
-        rows = np.arange(g.size)
-        x = record.values[keep][rows, seat].astype(np.float64)
-        summary["value_by_agent"][f"{'AB'[k]} ({spec})"] = score(x, res[g, seat], g)
+        held = record.seating[g] == k  # [rows, n] the seats agent k holds in that game
+        games = np.broadcast_to(g[:, None], held.shape)[held]
+        summary["value_by_agent"][f"{'AB'[k]} ({spec})"] = score(vals[held], res[g][held], games)
     return summary
 
 
@@ -442,15 +527,38 @@ def _score_line(label: str, s: dict[str, Any], width: int = 10) -> str:
 
 def format_report(summary: dict[str, Any]) -> str:
     """The readable tables (what the CLI prints)."""
+    from training.games import config_label
+
     gm = summary["games"]
+    game = summary.get("game", {"players": 2, "modules": []})
+    n = game["players"]
+    # a 2-player base game prints as it always did; any other game is named in the header
+    where = "" if n == 2 and not game["modules"] else f" of {config_label(n, game['modules'])}"
+    seats = "seats alternated" if n == 2 else f"A in seat g % {n}, B in the others"
+    seat_wins = ", ".join(f"seat {p}{' won' if p == 0 else ''} {gm[f'seat{p}_wins']}" for p in range(n))
+    base = summary.get("agent_baseline", {"A": 1, "B": -1})
+    if (base["A"], base["B"]) == (1, -1):
+        who = "agent = +1 when A is on move"
+    else:
+        who = f"agent = {base['A']:+d} when A is on move, {base['B']:+d} when B is"
+    if n == 2:
+        defs = [
+            "  value = critic V of a seat's observation (both seats); leaf = az's (V(on move) - V(other)) / 2;",
+            f"  lead = prestige difference, {who} (baselines, no network);",
+        ]
+    else:
+        defs = [
+            "  value = critic V of a seat's observation (every seat); "
+            "leaf = az's (V(on move) - mean V(others)) / 2;",
+            f"  lead = prestige minus the best other seat's, {who} (baselines, no network);",
+        ]
     lines = [
-        f"value report: critic of {summary['model']}; {gm['played']} games {summary['agents'][0]} (A) vs "
-        f"{summary['agents'][1]} (B), seats alternated, seeds from {summary['seed']}",
-        f"  A won {gm['a_wins']}, B won {gm['b_wins']} (seat 0 won {gm['seat0_wins']}, seat 1 {gm['seat1_wins']}), "
+        f"value report: critic of {summary['model']}; {gm['played']} games{where} {summary['agents'][0]} (A) vs "
+        f"{summary['agents'][1]} (B), {seats}, seeds from {summary['seed']}",
+        f"  A won {gm['a_wins']}, B won {gm['b_wins']} ({seat_wins}), "
         f"shared {gm['shared']}, truncated (left out) "
         f"{gm['truncated']}; {summary['decisions']} main decisions",
-        "  value = critic V of a seat's observation (both seats); leaf = az's (V(on move) - V(other)) / 2;",
-        "  lead = prestige difference, agent = +1 when A is on move (baselines, no network);",
+        *defs,
         "  sign = sign(x) == result on decisive games (x == 0 counts half).",
         "  " + summary["caveat"] + ".",
     ]
@@ -554,8 +662,9 @@ def shipped(path: str) -> str:
         return path
 
 
-def load_critic(path: str) -> Any:
-    """The policy whose critic is measured; refused (one line) unless a readable 2-player base-game model."""
+def load_critic(path: str, players: int = 2, modules: tuple[str, ...] | list[str] = ()) -> Any:
+    """The policy whose critic is measured; refused (one line, naming model and game) unless a readable
+    model trained for ``players`` with ``modules`` (the check :meth:`agents.ppo.PPOAgent.check_game` makes)."""
     from agents.ppo import PPOAgent, load_model
     from training.model_file import model_zip_problem
 
@@ -565,16 +674,46 @@ def load_critic(path: str) -> Any:
         raise CliError(f"--model: {problem}")
     model = load_model(path)
     try:
-        PPOAgent(path, model=model).check_game(2, ())
+        PPOAgent(path, model=model).check_game(players, tuple(modules))
     except ValueError as exc:
         raise CliError(f"--model: {exc}") from None
     return model.policy
 
 
+def default_agents(players: int, modules: tuple[str, ...], model: str) -> list[str]:
+    """``[ppo:<the game's shipped network>, greedy]`` (``ppo:<model>`` when no shipped network covers the game)."""
+    from agents.models import default_model
+
+    return [f"ppo:{default_model(players, modules) or model}", DEFAULT_OPPONENT]
+
+
+def resolve_game_args(args: argparse.Namespace) -> None:
+    """Check ``--players`` / ``--modules`` and fill in the defaults of ``--model`` and ``--agents`` for that game."""
+    from agents.models import default_model, shipped_names
+    from agents.ppo import describe_game
+
+    check_game_args([args.players], args.modules)
+    args.modules = list(st.module_names(st.parse_modules(tuple(args.modules))))  # the engine's order
+    if args.model is None:
+        args.model = default_model(args.players, tuple(args.modules))
+        if args.model is None:
+            raise CliError(
+                f"--model: no shipped network covers {describe_game(args.players, args.modules)} "
+                f"(shipped: {', '.join(shipped_names())}); pass --model PATH.zip"
+            )
+    if args.agents is None:
+        args.agents = default_agents(args.players, tuple(args.modules), args.model)
+
+
 def check_inputs(args: argparse.Namespace) -> tuple[tuple[Agent, Agent], Any]:
-    """Refuse bad arguments before any game is played; returns the two agents and the critic policy."""
+    """Refuse bad arguments before any game is played; returns the two agents and the critic policy.
+
+    Fills in the game's default ``args.model`` and ``args.agents`` (:func:`resolve_game_args`).
+    """
     from training.games import check_plays
 
+    resolve_game_args(args)
+    n, modules = args.players, tuple(args.modules)
     if args.games < 1:
         raise CliError(f"--games must be >= 1, got {args.games}")
     if not 0 <= args.seed <= 2**62 - args.games:
@@ -587,11 +726,11 @@ def check_inputs(args: argparse.Namespace) -> tuple[tuple[Agent, Agent], Any]:
     for k, spec in enumerate(args.agents):
         try:
             agent = build(spec, seed=args.seed + k)
-            check_plays(agent, spec, 2, ())
+            check_plays(agent, spec, n, modules)
         except (ValueError, OSError) as exc:
             raise CliError(f"--agents {spec!r}: {str(exc).splitlines()[0]}") from None
         built.append(agent)
-    return (built[0], built[1]), load_critic(args.model)
+    return (built[0], built[1]), load_critic(args.model, n, modules)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -600,11 +739,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    ap.add_argument("--players", type=int, default=2, help="players per game: 2, 3 or 4 (default 2)")
     ap.add_argument(
-        "--model", default=DEFAULT_MODEL, help="MaskablePPO .zip whose critic is measured (2p base)"
+        "--modules",
+        nargs="*",
+        default=[],
+        metavar="MODULE",
+        help="Cities of Splendor modules of every game (cities trading_posts orient strongholds; default none)",
     )
     ap.add_argument(
-        "--agents", nargs="+", default=list(DEFAULT_AGENTS), metavar="SPEC", help="the two players A B"
+        "--model",
+        default=None,
+        help="MaskablePPO .zip (or shipped name) whose critic is measured, trained for the game "
+        "(default: the shipped network az uses for it, agents.models.default_model)",
+    )
+    ap.add_argument(
+        "--agents",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="the two players A B: A in seat g %% players, B in the others "
+        f"(default: ppo:<the game's shipped network> {DEFAULT_OPPONENT})",
     )
     ap.add_argument("--games", type=int, default=300)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="first deal seed (default: held out)")
@@ -615,7 +770,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     torch.set_num_threads(1)
     agents, policy = check_inputs(args)
     t0 = time.perf_counter()
-    record = play_games(agents, args.games, args.seed)
+    record = play_games(agents, args.games, args.seed, players=args.players, modules=tuple(args.modules))
     t_play = time.perf_counter() - t0
     attach_values(record, policy)
     summary = summarise(record, (args.agents[0], args.agents[1]), args.model, args.seed)
