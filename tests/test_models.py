@@ -196,6 +196,7 @@ def test_evaluate_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.Mon
     assert model_path("greedy") is None and model_path("mcts:sims=10") is None
     assert model_path("nope.zip") == "nope.zip"  # a missing file: the file check reports it
     assert model_path("ppo:nope") == "nope"
+    assert model_path("az:nope.zip") is None and model_path("az:run/best.zip") is None  # agent specs
 
 
 def test_value_report_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

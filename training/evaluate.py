@@ -162,9 +162,12 @@ def model_path(spec: str) -> str | None:
     A ``.zip`` (or ``ppo:`` path) that does not exist comes back as given, for
     :func:`~training.model_file.model_zip_problem` to report.
     """
+    from agents import is_model_path
     from agents.models import resolve_model
 
     is_ppo = spec.startswith("ppo:")
+    if not is_ppo and not is_model_path(spec):
+        return None  # an agent spec, even one whose option names a .zip: az:run/best.zip
     path = spec[4:].strip() if is_ppo else spec
     try:
         return str(resolve_model(path))
