@@ -216,6 +216,112 @@ def test_phase_bins() -> None:
     assert lead == {"0-2": 2, "3-5": 1, "6-8": 0, "9-11": 0, "12-14": 1, "15+": 1}
 
 
+def _assert_pick_is_sign_accuracy(summary) -> None:
+    """Two players: the winner pick of the leaf (prestige leader) is the leaf's (lead's) sign accuracy, bin by bin."""
+    wp = summary["winner_pick"]
+    for pick, kind in (("leaf", "leaf"), ("prestige", "lead")):
+        pairs = [(wp["overall"][pick], summary["overall"][kind])]
+        for key in ("by_turn", "by_lead"):
+            pairs += list(zip(wp[key][pick], summary[key][kind], strict=True))
+        for w, s in pairs:
+            assert w["positions"] == s["decisive_positions"]
+            if s["sign_accuracy"] is None:
+                assert w["accuracy"] is None and w["games95"] is None
+            else:
+                assert w["accuracy"] == pytest.approx(s["sign_accuracy"], abs=1e-12)
+                assert w["games95"] == pytest.approx(s["sign_games95"], abs=1e-12)
+
+
+def test_two_player_winner_pick_is_sign_accuracy_on_decisive_games(played) -> None:
+    _assert_pick_is_sign_accuracy(vr.summarise(played, ("A", "B"), "m", 0))
+    # by hand: ties (leaf 0, equal prestige) count half in both, the shared game is left out of both
+    rec = _record(
+        values=[[0.5, 0.5], [0.2, 0.8], [0.9, 0.1], [0.3, 0.3]],
+        result=[[1, -1], [0, 0], [-1, 1]],
+        game=[0, 0, 1, 2],
+        mover=[0, 1, 0, 1],
+        turn=[0, 1, 0, 0],
+        prestige=[[2, 2], [3, 1], [4, 4], [1, 6]],
+    )
+    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    _assert_pick_is_sign_accuracy(summary)
+    wp = summary["winner_pick"]
+    assert wp["overall"]["leaf"]["accuracy"] == pytest.approx(1 / 3)  # tie, wrong, tie
+    assert wp["overall"]["prestige"]["accuracy"] == pytest.approx(2.5 / 3)  # tie, right, right
+    assert wp["games_scored"] == 2 and wp["shared_left_out"] == 1 and wp["chance"] == 0.5
+
+
+def test_three_player_winner_pick_by_hand(tmp_path) -> None:
+    rec = vr.Record(
+        game=np.array([0, 0, 0, 1, 2, 3]),
+        turn=np.array([0, 20, 70, 0, 5, 0]),
+        mover=np.array([0, 2, 1, 0, 2, 0]),
+        prestige=np.array([[3, 1, 5], [5, 5, 4], [8, 2, 8], [1, 1, 1], [7, 7, 7], [0, 0, 0]]),
+        obs=np.zeros((6, 3, OBS_DIM), np.float32),
+        # game 0: seat 0 won alone; game 1: seats 0 and 1 shared the win (left out); game 2: seat 2 won alone;
+        # game 3 truncated (left out)
+        result=np.array([[1, -1, -1], [0, 0, -1], [-1, -1, 1], [np.nan] * 3]),
+        seating=rotation_seating(4, 3),
+        values=np.array(
+            [[0.9, 0.3, 0.6], [0.2, 0.8, 0.5], [0.7, 0.7, 0.1], [0.9, 0.0, 0.0], [0.1, 0.4, 0.7], [1, 0, 0]],
+            np.float32,
+        ),
+    )
+    picks = vr.winner_picks(rec)
+    assert picks.game.tolist() == [0, 0, 0, 2]
+    # leaf (the highest seat_values): seat 0 right, seat 1 wrong, seats 0 and 1 tied (winner among 2), seat 2 right
+    np.testing.assert_allclose(picks.hits["leaf"], [1, 0, 0.5, 1])
+    # prestige leader: seat 2 wrong, seats 0/1 tied, seats 0/2 tied, all three tied
+    np.testing.assert_allclose(picks.hits["prestige"], [0, 0.5, 0.5, 1 / 3])
+    # the leaf of every seat is agents.net.seat_values of that row, as the search computes it
+    every = vr.seat_leaf_values(rec.values)
+    for row in range(6):
+        out = np.zeros(3)
+        seat_values(rec.values[row].astype(np.float64), 3, out)
+        assert every[row].tolist() == out.tolist()
+    np.testing.assert_array_equal(vr.leaf_values(rec.values, rec.mover), every[np.arange(6), rec.mover])
+    wp = vr.summarise(rec, ("A", "B"), "m", 0)["winner_pick"]
+    assert wp["chance"] == pytest.approx(1 / 3) and wp["games_scored"] == 2 and wp["shared_left_out"] == 1
+    leaf, pres = wp["overall"]["leaf"], wp["overall"]["prestige"]
+    assert leaf["positions"] == pres["positions"] == 4 and leaf["games"] == 2
+    assert leaf["accuracy"] == pytest.approx(2.5 / 4) and pres["accuracy"] == pytest.approx((1 + 1 / 3) / 4)
+    lo, hi = leaf["games95"]
+    assert 0.0 <= lo <= leaf["accuracy"] <= hi <= 1.0
+    turn = {r["bin"]: r for r in wp["by_turn"]["leaf"]}
+    assert list(turn) == ["0-14", "15-29", "30-44", "45-59", "60+"]
+    assert turn["0-14"]["accuracy"] == 1.0 and turn["0-14"]["games"] == 2 and turn["15-29"]["accuracy"] == 0.0
+    assert (
+        turn["30-44"]["positions"] == 0
+        and turn["30-44"]["accuracy"] is None
+        and turn["60+"]["accuracy"] == 0.5
+    )
+    assert [r["accuracy"] for r in wp["by_turn"]["prestige"]] == pytest.approx([1 / 6, 0.5, None, None, 0.5])
+    lead = {r["bin"]: r for r in wp["by_lead"]["leaf"]}  # leader's prestige 5, 5, 8, 7
+    assert (
+        lead["3-5"]["accuracy"] == 0.5 and lead["6-8"]["accuracy"] == 0.75 and lead["0-2"]["positions"] == 0
+    )
+    by_lead_prestige = {r["bin"]: r["accuracy"] for r in wp["by_lead"]["prestige"]}
+    assert by_lead_prestige["3-5"] == pytest.approx(0.25) and by_lead_prestige["6-8"] == pytest.approx(5 / 12)
+    # text and phases.csv carry it
+    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    text = vr.format_report(summary)
+    assert "2 games won alone, 1 shared left out" in text and "chance 1/3 = 33.3%" in text
+    assert "  all   all         4     2   62.5%" in text
+    vr.write_outputs(summary, tmp_path)
+    import csv
+
+    with (tmp_path / "phases.csv").open() as f:
+        rows = {(r["phase"], r["bin"], r["predictor"]): r for r in csv.DictReader(f)}
+    assert rows[("all", "all", "leaf")]["winner_pick"] == "0.6250"
+    assert rows[("all", "all", "lead")]["winner_pick"] == "0.3333"
+    assert rows[("all", "all", "lead")]["winner_pick_positions"] == "4"
+    assert rows[("turn", "0-14", "leaf")]["winner_pick"] == "1.0000"
+    assert (
+        rows[("all", "all", "value")]["winner_pick"] == ""
+        and rows[("all", "all", "agent")]["winner_pick"] == ""
+    )
+
+
 # ---------------------------------------------------------------------------
 # CLI
 
@@ -307,6 +413,7 @@ def test_tiny_run_writes_the_report(tmp_path, capsys) -> None:
         "by_turn",
         "by_lead",
         "calibration",
+        "winner_pick",
     ):
         assert key in data
     assert set(data["overall"]) == {"value", "leaf", "lead", "agent"} and set(data["calibration"]) == {
@@ -320,6 +427,13 @@ def test_tiny_run_writes_the_report(tmp_path, capsys) -> None:
     assert [r["bin"] for r in data["by_turn"]["leaf"]] == ["0-9", "10-19", "20-29", "30-39", "40+"]
     phases = (out / "phases.csv").read_text().splitlines()
     assert phases[0].startswith("phase,bin,predictor") and len(phases) == 1 + 4 * (1 + 5 + 6)
+    assert phases[0].endswith(
+        ",winner_pick_positions,winner_pick,winner_pick_games95_lo,winner_pick_games95_hi"
+    )
+    assert "winner pick: is the seat with the highest leaf the sole winner?" in printed
+    assert (
+        set(data["winner_pick"]["overall"]) == {"leaf", "prestige"} and data["winner_pick"]["chance"] == 0.5
+    )
     assert (out / "calibration.csv").read_text().count("\n") == 1 + 2 * 10
 
 

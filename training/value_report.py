@@ -74,6 +74,20 @@ error against the result (shared victories as 0) and the Pearson correlation.
 Calibration tables: predictor bins -> mean result, each row with its positions,
 its distinct games and a game-bootstrap interval of the mean.
 
+Winner pick (every player count): at each main decision of a game won alone,
+does the seat with the highest leaf value (:func:`agents.net.seat_values` of every
+seat at once, the same numbers as ``leaf``) turn out to be the sole winner? A
+tie at the top between ``k`` seats scores ``1/k`` if the winner is among them.
+Games with a shared victory (no sole winner) and truncated games are left out
+of this measure (counted in the report). Why: with ``n`` players "every seat
+loses" is right ``(n - 1) / n`` of the time, so sign accuracy can look good, or
+fall below that base rate, whatever the value knows; picking the winner has no
+such shortcut. Shown next to two baselines with no network: the prestige
+leader (the highest prestige; ties split evenly) and chance (``1 / n``), overall
+and by the phases below, with the same game-bootstrap interval. With two
+players it equals the leaf's (and the prestige leader the lead's) sign
+accuracy on decisive games.
+
 Phases: by turn number and by the leader's prestige (0-2, 3-5, 6-8, 9-11,
 12-14, 15+). The turn bins are the same *rounds* for every player count: rounds
 0-4, 5-9, 10-14, 15-19, 20+, that is turns 0-9, 10-19, 20-29, 30-39, 40+ with
@@ -281,20 +295,23 @@ class Predictions:
     lead: np.ndarray  # the leader's prestige at the decision
 
 
-def leaf_values(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
-    """az's leaf value of the seat on move, per row of critic values ``[N, n]``: :func:`agents.net.seat_values`.
+def seat_leaf_values(values: np.ndarray) -> np.ndarray:
+    """az's leaf value of every seat, per row of critic values ``[N, n]`` -> ``[N, n]``: :func:`agents.net.seat_values`.
 
     The search's own function, row by row (float64, as the search backs values up);
-    two players: ``(V(on move) - V(other)) / 2``.
+    two players: ``(V(seat) - V(other)) / 2``.
     """
     raw = np.ascontiguousarray(values, dtype=np.float64)
     rows, n = raw.shape
-    per_seat = np.zeros(n, dtype=np.float64)
-    out = np.empty(rows, dtype=np.float64)
+    out = np.zeros((rows, n), dtype=np.float64)
     for i in range(rows):
-        seat_values(raw[i], n, per_seat)
-        out[i] = per_seat[mover[i]]
+        seat_values(raw[i], n, out[i])
     return out
+
+
+def leaf_values(values: np.ndarray, mover: np.ndarray) -> np.ndarray:
+    """az's leaf value of the seat on move, per row of critic values ``[N, n]`` (:func:`seat_leaf_values`)."""
+    return seat_leaf_values(values)[np.arange(len(mover)), mover]
 
 
 def agent_signs(record: Record) -> np.ndarray:
@@ -449,6 +466,83 @@ def calibration(
     return rows
 
 
+#: Winner-pick predictors: the seat with the highest leaf value, and the prestige leader (a baseline, no network).
+PICKS = ("leaf", "prestige")
+
+
+@dataclass
+class Picks:
+    """Winner-pick rows: one per main decision of a game won alone (shared and truncated games left out).
+
+    ``hits[kind]`` is 1 where the seat ``kind`` rates highest is the sole winner, 0 where
+    not, ``1/k`` where ``k`` seats tie at the top and the winner is one of them.
+    """
+
+    hits: dict[str, np.ndarray]
+    game: np.ndarray
+    turn: np.ndarray
+    lead: np.ndarray  # the leader's prestige at the decision
+
+
+def pick_hits(scores: np.ndarray, winner: np.ndarray) -> np.ndarray:
+    """``[N]``: whether the seat with the highest of ``scores[i]`` (``[N, n]``) is ``winner[i]``; a k-way tie at the top 1/k."""
+    at_top = scores == scores.max(axis=1, keepdims=True)
+    return at_top[np.arange(winner.size), winner] / at_top.sum(axis=1)
+
+
+def winner_picks(record: Record) -> Picks:
+    """:class:`Picks` of :data:`PICKS` over the record's decisions in games with a sole winner."""
+    res = record.result
+    sole = (res == 1).sum(axis=1) == 1  # NaN (truncated) and shared games (no +1) are False
+    keep = sole[record.game]
+    g = record.game[keep]
+    winner = np.argmax(res, axis=1)[g]
+    pts = record.prestige[keep]
+    hits = {"prestige": pick_hits(pts, winner)}
+    if record.values is not None:
+        hits["leaf"] = pick_hits(seat_leaf_values(record.values[keep]), winner)
+    return Picks(hits=hits, game=g, turn=record.turn[keep], lead=pts.max(axis=1))
+
+
+def pick_score(hits: np.ndarray, game: np.ndarray) -> dict[str, Any]:
+    """Winner-pick share of ``hits`` with its game-bootstrap 95% interval."""
+    return {
+        "positions": int(hits.size),
+        "games": int(np.unique(game).size),
+        "accuracy": float(hits.mean()) if hits.size else None,
+        "games95": list(game_bootstrap(game, hits)) if hits.size else None,
+    }
+
+
+def winner_pick_summary(record: Record, edges: tuple[int, ...]) -> dict[str, Any]:
+    """The ``winner_pick`` entry of :func:`summarise`: overall, by turn and by leader's prestige, with the baselines."""
+    p = winner_picks(record)
+    res = record.result
+    done = ~np.isnan(res[:, 0])
+    out: dict[str, Any] = {
+        "rule": "share of main decisions of games won alone at which the seat with the highest x is the "
+        "sole winner (a k-way tie at the top counts 1/k); shared and truncated games left out",
+        "chance": 1.0 / record.players,
+        "games_scored": int(np.unique(p.game).size),
+        "shared_left_out": int((done & ((res == 1).sum(axis=1) != 1)).sum()),
+        "overall": {},
+        "by_turn": {},
+        "by_lead": {},
+    }
+    for kind in PICKS:
+        if kind not in p.hits:
+            continue
+        hits = p.hits[kind]
+        out["overall"][kind] = pick_score(hits, p.game)
+        for key, keys, bins in (("by_turn", p.turn, edges), ("by_lead", p.lead, LEAD_EDGES)):
+            idx = np.searchsorted(np.asarray(bins), keys, side="right") - 1
+            out[key][kind] = [
+                {"bin": label, **pick_score(hits[idx == i], p.game[idx == i])}
+                for i, label in enumerate(bin_labels(bins, open_low=False))
+            ]
+    return out
+
+
 def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) -> dict[str, Any]:
     """Everything the report prints and writes, as plain JSON-able data."""
     res = record.result
@@ -499,6 +593,7 @@ def summarise(record: Record, agents: tuple[str, str], model: str, seed: int) ->
         held = record.seating[g] == k  # [rows, n] the seats agent k holds in that game
         games = np.broadcast_to(g[:, None], held.shape)[held]
         summary["value_by_agent"][f"{'AB'[k]} ({spec})"] = score(vals[held], res[g][held], games)
+    summary["winner_pick"] = winner_pick_summary(record, edges)
     return summary
 
 
@@ -523,6 +618,27 @@ def _score_line(label: str, s: dict[str, Any], width: int = 10) -> str:
         f"  {label:<{width}} {s['positions']:>6} {s['games']:>5}  {_pct(s['sign_accuracy'])} "
         f"{_ci(s['sign_games95'])} {_ci(s['sign_wilson95'])}  {_num(s['mse'], '6.3f')}  {_num(s['corr'])}"
     )
+
+
+def _winner_pick_lines(wp: dict[str, Any], n: int) -> list[str]:
+    """The winner-pick table: leaf and prestige leader side by side, overall and by phase."""
+    lines = [
+        f"winner pick: is the seat with the highest leaf the sole winner? (k-way ties at the top count 1/k; "
+        f"{wp['games_scored']} games won alone, {wp['shared_left_out']} shared left out)",
+        f"  baselines: prestige = the prestige leader (ties split evenly), chance 1/{n} = {_pct(wp['chance']).strip()}",
+        f"  {'phase':<5} {'bin':<6} {'rows':>6} {'games':>5}  {'leaf':>6} {'games 95% CI':<15}  "
+        f"{'prestige':>8} {'games 95% CI'}",
+    ]
+    ov = wp["overall"]
+    rows = [("all", "all", ov["leaf"], ov["prestige"])]
+    for phase, key in (("turn", "by_turn"), ("lead", "by_lead")):
+        rows += [(phase, a["bin"], a, b) for a, b in zip(wp[key]["leaf"], wp[key]["prestige"], strict=True)]
+    for phase, label, a, b in rows:
+        lines.append(
+            f"  {phase:<5} {label:<6} {a['positions']:>6} {a['games']:>5}  {_pct(a['accuracy'])} "
+            f"{_ci(a['games95'])}  {_pct(b['accuracy']):>8} {_ci(b['games95'])}"
+        )
+    return lines
 
 
 def format_report(summary: dict[str, Any]) -> str:
@@ -573,6 +689,9 @@ def format_report(summary: dict[str, Any]) -> str:
                 lines.append(_score_line("all", summary["overall"][kind]))
             else:
                 lines.extend(_score_line(r["bin"], r) for r in summary[key][kind])
+    if "winner_pick" in summary:
+        lines.append("")
+        lines.extend(_winner_pick_lines(summary["winner_pick"], n))
     lines.append("")
     lines.append("raw value by the agent whose seat it rates:")
     lines.append(head.replace(f"{'':<10}", f"{'':<24}"))
@@ -596,6 +715,8 @@ def format_report(summary: dict[str, Any]) -> str:
 
 
 CSV_FIELDS = ("decisive_positions", "sign_accuracy", "mse", "corr", "mean")
+#: phases.csv rows that carry a winner pick: the leaf's, and the prestige leader's on the ``lead`` rows.
+CSV_PICKS = {"leaf": "leaf", "lead": "prestige"}
 
 
 def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
@@ -615,17 +736,30 @@ def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
                 *CSV_FIELDS,
                 "sign_games95_lo",
                 "sign_games95_hi",
+                "winner_pick_positions",
+                "winner_pick",
+                "winner_pick_games95_lo",
+                "winner_pick_games95_hi",
             ]
         )
+        wp = summary.get("winner_pick", {})
         for phase, key in (("all", None), ("turn", "by_turn"), ("lead", "by_lead")):
             for kind in PREDICTORS:
                 rows = [{"bin": "all", **summary["overall"][kind]}] if key is None else summary[key][kind]
-                for r in rows:
+                pick = CSV_PICKS.get(kind)
+                picks = None
+                if pick in wp.get("overall", {}):
+                    picks = [wp["overall"][pick]] if key is None else wp[key][pick]
+                for i, r in enumerate(rows):
                     ci = r["sign_games95"] or [None, None]
+                    wr = picks[i] if picks else {"positions": None, "accuracy": None, "games95": None}
+                    wci = wr["games95"] or [None, None]
                     w.writerow(
                         [phase, r["bin"], kind, r["positions"], r["games"]]
                         + [clean_number(r[c]) for c in CSV_FIELDS]
                         + [clean_number(ci[0]), clean_number(ci[1])]
+                        + [clean_number(wr["positions"]), clean_number(wr["accuracy"])]
+                        + [clean_number(wci[0]), clean_number(wci[1])]
                     )
     with paths[2].open("w", newline="") as f:
         w = csv.writer(f)
