@@ -43,7 +43,10 @@ def test_ship_copies_the_network_and_writes_what_the_registry_reads(tmp_path: Pa
     evaluation = tmp_path / "vs_greedy.json"
     evaluation.write_text(json.dumps([{"opponent": "greedy", "games": 10, "win_rate": 0.9}]))
     dest = tmp_path / "shipped"
-    out = ship(run, "az_test", "3-4 players", "python -m training.search_train ...", [evaluation], True, dest)
+    cmd = "python -m training.evaluate az:az_test --opponents greedy --games 10"
+    out = ship(
+        run, "az_test", "3-4 players", "python -m training.search_train ...", [evaluation], [cmd], True, dest
+    )
     meta = json.loads(out.read_text())
     assert (dest / "az_test.zip").read_bytes() == (run / "best.zip").read_bytes()
     assert meta["game"] == {"players": [3, 4], "modules": []} and meta["default"] is True
@@ -51,17 +54,20 @@ def test_ship_copies_the_network_and_writes_what_the_registry_reads(tmp_path: Pa
     assert meta["training"]["wall_seconds"] == 90.5 and len(meta["training"]["pieces"]) == 2
     assert meta["training"]["selfplay_positions_per_s"] == 50.0
     assert meta["training_curve"][0] == {"iteration": 0, "gate_win_rate": 0.5}
-    assert meta["evaluation"]["vs_greedy"][0]["win_rate"] == 0.9
+    assert meta["evaluation"] == [{"opponent": "greedy", "games": 10, "win_rate": 0.9, "command": cmd}]
+    assert meta["evaluation_command"] == cmd
     assert meta["config"]["players"] == [3, 4]
 
 
 def test_ship_refuses_an_unfinished_run_and_a_bad_name(tmp_path: Path) -> None:
     run = fake_run(tmp_path)
     with pytest.raises(CliError, match="name 'az-2p'"):
-        ship(run, "az-2p", "d", "c", [], False, tmp_path / "out")
+        ship(run, "az-2p", "d", "c", [], [], False, tmp_path / "out")
+    with pytest.raises(CliError, match="1 given for 0 --evaluation"):
+        ship(run, "az_2p", "d", "c", [], ["python -m training.evaluate ..."], False, tmp_path / "out")
     (run / "checkpoints" / "state.json").unlink()
     with pytest.raises(CliError, match="state.json is missing"):
-        ship(run, "az_2p", "d", "c", [], False, tmp_path / "out")
+        ship(run, "az_2p", "d", "c", [], [], False, tmp_path / "out")
 
 
 def test_a_run_recorded_before_pieces_is_timed_from_its_summary(tmp_path: Path) -> None:
@@ -71,9 +77,9 @@ def test_a_run_recorded_before_pieces_is_timed_from_its_summary(tmp_path: Path) 
     del state["pieces"]
     state_file.write_text(json.dumps(state))
     with pytest.raises(CliError, match="no summary.json"):
-        ship(run, "az_x", "d", "c", [], False, tmp_path / "out")
+        ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out")
     (run / "summary.json").write_text(json.dumps({"wall_seconds": 7000.04}))
-    meta = json.loads(ship(run, "az_x", "d", "c", [], False, tmp_path / "out").read_text())
+    meta = json.loads(ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out").read_text())
     assert meta["training"]["wall_seconds"] == 7000.0
     assert meta["training"]["pieces"] == [
         {"resumed": False, "from_iteration": 0, "to_iteration": 3, "wall_seconds": 7000.0}

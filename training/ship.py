@@ -2,7 +2,8 @@
 
     python -m training.ship runs/search_2p az_2p --description "2-player base game: ..." \\
         --command "python -m training.search_train --config configs/search_2p.yaml --workers 2" \\
-        [--evaluation results/az_2p_vs_az.json ...] [--default] [--dest agents/shipped]
+        [--evaluation results/x.json --evaluation-command "python -m training.evaluate ..." ...]
+        [--default] [--dest agents/shipped]
 
 Why a command and not a copy by hand: a shipped model is found by
 :mod:`agents.models` from its ``NAME.json`` (the game it covers, its sizes), and
@@ -11,8 +12,10 @@ piece of a resumed run and the measured results beside each file; reading them
 from the run directory (``config.yaml``, ``checkpoints/state.json``,
 ``metrics.json``) keeps them true.
 
-``--evaluation FILE`` (repeatable) attaches the JSON that ``python -m
-training.evaluate ... --json FILE`` wrote, under the file's name.
+``--evaluation FILE --evaluation-command CMD`` (repeatable, in pairs) attaches
+the results that ``python -m training.evaluate ... --json FILE`` wrote, each row
+with the command that produced it (``evaluation``; the commands also in
+``evaluation_command``, one a line), as the other shipped models' metadata has them.
 ``--default`` marks the network as ``az``'s default for its games
 (:func:`agents.models.default_model` prefers it over the others that cover
 the game).
@@ -96,6 +99,7 @@ def ship(
     description: str,
     command: str,
     evaluations: list[Path],
+    commands: list[str],
     default: bool,
     dest: Path,
 ) -> Path:
@@ -119,12 +123,18 @@ def ship(
         "source": str(run_dir / "best.zip"),
         "command": command,
         **facts,
-        "evaluation": {},
+        "evaluation_command": "\n".join(commands),
+        "evaluation": [],
     }
-    for path in evaluations:
+    if len(commands) != len(evaluations):
+        raise CliError(
+            f"--evaluation-command: {len(commands)} given for {len(evaluations)} --evaluation file(s); "
+            "give the command that wrote each file, in the same order"
+        )
+    for path, command in zip(evaluations, commands, strict=True):
         if not path.is_file():
             raise CliError(f"--evaluation {str(path)!r}: no such file")
-        meta["evaluation"][path.stem] = json.loads(path.read_text())
+        meta["evaluation"] += [{**row, "command": command} for row in json.loads(path.read_text())]
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run_dir / "best.zip", dest / f"{name}.zip")
     out = dest / f"{name}.json"
@@ -141,11 +151,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--evaluation", type=Path, action="append", default=[], help="training.evaluate --json output"
     )
+    ap.add_argument(
+        "--evaluation-command", action="append", default=[], help="the command that wrote each --evaluation"
+    )
     ap.add_argument("--default", action="store_true", help="az's default network for its games")
     ap.add_argument("--dest", type=Path, default=Path(__file__).resolve().parents[1] / "agents" / "shipped")
     args = ap.parse_args(argv)
     out = ship(
-        args.run_dir, args.name, args.description, args.command, args.evaluation, args.default, args.dest
+        args.run_dir,
+        args.name,
+        args.description,
+        args.command,
+        args.evaluation,
+        args.evaluation_command,
+        args.default,
+        args.dest,
     )
     print(f"shipped {out.with_suffix('.zip')} and {out}")
 
