@@ -57,7 +57,7 @@ def shipped_models() -> dict[str, dict[str, Any]]:
 
 
 def shipped_names() -> list[str]:
-    """The names of the shipped models, sorted: ``["ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]``."""
+    """The names of the shipped models, sorted, e.g. ``["az_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]``."""
     return sorted(_load_all())
 
 
@@ -101,8 +101,8 @@ def resolve_model(name_or_path: str | Path) -> Path:
 def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -> str | None:
     """The shipped model trained for ``num_players`` and exactly ``modules``, or ``None`` if none is.
 
-    Where several cover the game, the one whose metadata says ``"default": true`` (a network
-    trained from search, which ``az`` plays best with) comes first, then by name.
+    Where several cover the game, the one whose metadata says ``"default": true`` comes first
+    (each game's default is marked: a new network does not take over by its name), then by name.
     """
     wanted = set(modules)
     covering = [

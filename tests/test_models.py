@@ -24,7 +24,7 @@ from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
+NAMES = ["az_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
 ALL = ("cities", "trading_posts", "orient", "strongholds")
 
 
@@ -47,8 +47,13 @@ def test_metadata_is_uniform(name: str) -> None:
     modules = meta["game"]["modules"]
     assert meta["observation_size"] == (OBS_DIM_ALL if modules else OBS_DIM)
     assert meta["num_actions"] == (NUM_ACTIONS_ALL if modules else NUM_ACTIONS)
-    assert meta["command"].startswith("python -m training.train --config configs/")
-    assert meta["evaluation_command"].startswith(f"python -m training.evaluate ppo:{name} ")
+    assert meta["command"].startswith(
+        ("python -m training.train --config configs/", "python -m training.search_train --config configs/")
+    )
+    assert (
+        meta["evaluation_command"].startswith("python -m training.evaluate ")
+        and name in meta["evaluation_command"]
+    )
     assert meta["evaluation"] and all(0.0 <= e["win_rate"] <= 1.0 for e in meta["evaluation"])
     assert isinstance(meta["description"], str) and meta["description"]
     players = meta["config"].get("players", meta["config"].get("stage2", {}).get("players"))
@@ -76,7 +81,7 @@ def test_metadata_matches_the_loaded_model(name: str) -> None:
 @pytest.mark.parametrize(
     ("players", "modules", "name"),
     [
-        (2, (), "ppo_2p"),
+        (2, (), "az_2p"),
         (3, (), "ppo_base_3_4p"),
         (4, (), "ppo_base_3_4p"),
         (2, ALL, "ppo_modules_2p"),
@@ -90,6 +95,18 @@ def test_metadata_matches_the_loaded_model(name: str) -> None:
 def test_default_model_per_game(players: int, modules: tuple[str, ...], name: str | None) -> None:
     assert default_model(players, modules) == name
     assert default_model(players, list(modules)) == name
+
+
+def test_every_game_a_shipped_model_covers_has_exactly_one_marked_default() -> None:
+    """A new network never becomes az's default by its name alone: each game's default is marked."""
+    games: dict[tuple[int, frozenset[str]], list[str]] = {}
+    for name, meta in shipped_models().items():
+        for n in meta["game"]["players"]:
+            games.setdefault((n, frozenset(meta["game"]["modules"])), []).append(name)
+    for (n, modules), names in games.items():
+        marked = [name for name in names if shipped_models()[name].get("default")]
+        assert len(marked) == 1, (n, sorted(modules), names)
+        assert default_model(n, tuple(modules)) == marked[0]
 
 
 @pytest.mark.slow
@@ -139,7 +156,9 @@ def test_an_unknown_name_is_a_clear_error(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()  # a folder is not a model
-    with pytest.raises(FileNotFoundError, match=r"shipped models: ppo_2p, ppo_base_3_4p, ppo_modules_2p$"):
+    with pytest.raises(
+        FileNotFoundError, match=r"shipped models: az_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p$"
+    ):
         resolve_model(given)
 
 
@@ -181,7 +200,7 @@ def test_an_unknown_ppo_spec_names_the_shipped_models(
     import agents
 
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"'nope'.*ppo_2p, ppo_base_3_4p, ppo_modules_2p"):
+    with pytest.raises(FileNotFoundError, match=r"'nope'.*az_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p"):
         agents.make("ppo:nope")
 
 
@@ -226,9 +245,9 @@ for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
 from agents.models import default_model, resolve_model, shipped_models
 
-assert sorted(shipped_models()) == ["ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
+assert sorted(shipped_models()) == ["az_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
-assert default_model(2, ()) == "ppo_2p"
+assert default_model(2, ()) == "az_2p"
 import numpy as np
 from agents.runner import decision_state
 

@@ -289,7 +289,7 @@ def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(runner, "determinize", counting)
     spy = _Spy()
     task = schedule(["spy", "random"], 2, 1, seed=2)[0]
-    record = tour.play_game(task, [spy, tour.make("random")])
+    record = tour.play_game(task, [spy, tour.build("random")])
     assert spy.calls > 10 and calls == [0] * spy.calls
     assert rec_mod.replay(record)[0]
 
