@@ -474,7 +474,6 @@ def search_train(
     pool = local_pool(workers) if backend == "local" and workers > 1 else None
     bar = Progress(cfg, run.iteration, budget, progress)
     stopped = False
-    t_begin = time.perf_counter()
     run.begin_piece(resume)
     sp = cfg.selfplay.model_dump()
     try:
@@ -558,7 +557,7 @@ def search_train(
         "positions": run.positions,
         "accepted": run.accepted,
         "buffer_size": buffer.size,
-        "wall_seconds": time.perf_counter() - t_begin,
+        "wall_seconds": time.perf_counter() - run.t_start,  # this piece
         "total_wall_seconds": run.wall_seconds(),
         "pieces": run.pieces_so_far(),
         "device": str(device),
