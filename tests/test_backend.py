@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
-from training.backend import chunks, local_pool, map_jobs
+from training.backend import chunks, local_pool, map_jobs, stop_pool
 from training.cli import CliError
 
 
@@ -45,3 +48,55 @@ def test_bad_backend_arguments_are_named() -> None:
 
 def test_chunks_keep_order_and_size() -> None:
     assert chunks(list(range(5)), 2) == [[0, 1], [2, 3], [4]]
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (a zombie that nobody reaped counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.split()[1:2] == ["Z"] for line in f if line.startswith("State:"))
+    except FileNotFoundError:
+        return True
+
+
+def _wait_gone(pid: int, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.2)
+    return _gone(pid)
+
+
+POOL_SCRIPT = """
+import os, sys, time
+from training.backend import local_pool
+pool = local_pool(1)
+print(pool.submit(os.getpid).result(), flush=True)
+pool.submit(time.sleep, 120)
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_workers_end_when_the_process_that_made_the_pool_is_killed() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", POOL_SCRIPT], stdout=subprocess.PIPE, text=True)
+    try:
+        worker = int(parent.stdout.readline())
+        assert not _gone(worker)
+        parent.kill()  # SIGKILL: no finally, no shutdown; only the workers' own watch can end them
+        parent.wait(timeout=30)
+        assert _wait_gone(worker), f"pool worker {worker} outlived its killed parent"
+    finally:
+        parent.kill()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_stop_pool_now_ends_a_worker_in_the_middle_of_a_job() -> None:
+    pool = local_pool(1)
+    worker = pool.submit(os.getpid).result()
+    pool.submit(time.sleep, 120)
+    queued = pool.submit(time.sleep, 120)
+    stop_pool(pool, now=True)
+    assert _wait_gone(worker), "stop_pool(now=True) left the worker running its job"
+    assert queued.cancelled() or queued.done()

@@ -64,3 +64,42 @@ def test_play_cli_bad_agent_spec_is_one_line():
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "grredy" in lines[0], proc.stderr
+
+
+SIGTERM_SCRIPT = """
+import sys, time
+from training.cli import run_cli
+
+def main(argv):
+    try:
+        print("started", flush=True)
+        time.sleep(60)
+    finally:
+        open(sys.argv[1], "w").write("cleaned up")
+
+sys.exit(run_cli(main, [], prog="p"))
+"""
+
+
+def test_sigterm_unwinds_through_finally_like_ctrl_c(tmp_path):
+    marker = tmp_path / "finally"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SIGTERM_SCRIPT, str(marker)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        proc.terminate()
+        assert proc.wait(timeout=30) == 143  # 128 + SIGTERM, as a shell reports it
+    finally:
+        proc.kill()
+    assert marker.read_text() == "cleaned up"
+
+
+def test_run_cli_puts_the_previous_sigterm_handler_back():
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    seen = []
+    run_cli(lambda argv: seen.append(signal.getsignal(signal.SIGTERM)), [], prog="p")
+    assert seen and seen[0] is not before  # the CLI ran with its own handler
+    assert signal.getsignal(signal.SIGTERM) is before

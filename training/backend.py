@@ -18,6 +18,9 @@ Backends:
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
@@ -74,6 +77,7 @@ def map_jobs(
         return results
     own = pool is None
     executor = local_pool(min(workers, len(jobs))) if own else pool
+    done = False
     try:
         futures = {executor.submit(fn, job): i for i, job in enumerate(jobs)}
         for fut in as_completed(futures):
@@ -81,9 +85,10 @@ def map_jobs(
             results[i] = fut.result()
             if on_result is not None:
                 on_result(jobs[i], results[i])
+        done = True
     finally:
         if own:
-            executor.shutdown()
+            stop_pool(executor, now=not done)
     return results
 
 
@@ -92,9 +97,50 @@ def local_pool(workers: int) -> ProcessPoolExecutor:
 
     Why a caller keeps one open: a new worker imports torch, loads its models and numba's
     cache (several seconds), which dominated short repeated calls such as the self-play
-    of each expert-iteration step. Shut it down (``pool.shutdown()``) when done.
+    of each expert-iteration step. Shut it down (:func:`stop_pool`) when done.
+
+    Its workers end themselves when the process that made the pool is gone (killed, say), so
+    a stopped training run leaves no idle workers behind (:func:`exit_with_parent`).
     """
-    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=mp.get_context("spawn"),
+        initializer=exit_with_parent,
+        initargs=(os.getpid(),),
+    )
+
+
+def stop_pool(pool: ProcessPoolExecutor, now: bool = False) -> None:
+    """Shut a :func:`local_pool` down: after its running jobs (``now=False``), or at once.
+
+    ``now`` (a run stopped by an exception: Ctrl-C, SIGTERM, an error) cancels the queued jobs and
+    terminates the workers instead of waiting for their current job, which can take minutes.
+    """
+    if now:
+        terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+        if terminate is not None:
+            terminate()
+            return
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+    pool.shutdown(wait=not now, cancel_futures=True)
+
+
+def exit_with_parent(parent: int, poll_seconds: float = 1.0) -> None:
+    """Pool initializer: a daemon thread ends this worker once its parent ``parent`` has gone.
+
+    Why: a pool's workers wait for jobs forever; when their parent dies without shutting the
+    pool down (SIGKILL, or SIGTERM in a program without a handler) they would idle on, holding
+    memory and, with Ray or numba threads, CPU. An orphan is re-parented, so ``os.getppid()``
+    changes.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _map_ray(

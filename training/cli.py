@@ -14,6 +14,7 @@ unreadable file). Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,7 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
     debug = "--debug" in args or os.environ.get("SPLENDOR_DEBUG", "") not in ("", "0")
     args = [a for a in args if a != "--debug"]
     prog = prog or os.path.basename(sys.argv[0])
+    previous = exit_on_sigterm()
     try:
         result = main(args)
     except USER_ERRORS as exc:
@@ -44,7 +46,29 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"{prog}: error: {message}", file=sys.stderr)
         return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return result if isinstance(result, int) else 0  # a main may return its figures (a dict)
+
+
+def exit_on_sigterm() -> Any:
+    """SIGTERM (``kill``, a job scheduler's stop) ends the program as Ctrl-C does: through its ``finally``.
+
+    Why: Python's default SIGTERM ends the process at once, so a training run's ``finally``
+    (worker pools shut down, TensorBoard flushed, Ray stopped) never ran and its workers idled on.
+    ``SystemExit(143)`` (128 + 15, what a shell reports for SIGTERM) unwinds instead. Returns the
+    handler it replaced (for :func:`run_cli` to put back), or ``None`` off the main thread, where
+    no handler can be set and nothing changes.
+    """
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        return None
 
 
 def check_game_args(players: list[int], modules: list[str] | tuple[str, ...]) -> None:
