@@ -352,3 +352,31 @@ def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.Cap
     bad.write_text("players: 2\nselfplay: {sims: 1}\n")
     assert run_cli(main, ["--config", str(bad)], prog="search_train") == 2
     assert "selfplay.sims: must be >= 2, got 1" in capsys.readouterr().err
+
+
+def test_truncated_selfplay_is_reported_once_a_piece_with_the_key_to_change(tmp_path: Path) -> None:
+    from training.search_train import search_train, warn_truncation
+
+    cfg = search_config.from_dict(tiny(tmp_path, players=4))
+    said: list[str] = []
+    assert not warn_truncation(1, 40, cfg, said.append)  # 2.5%: normal
+    assert warn_truncation(3, 40, cfg, said.append)
+    assert len(said) == 1 and "selfplay.max_turns = 60" in said[0] and "about 160" in said[0]
+
+    # a 4-player game cut at 12 single turns: every game truncated, one warning for the piece
+    raw = tiny(tmp_path, players=4, iterations=2, selfplay__max_turns=12, gate__games=0)
+    raw["eval"]["every"] = 0
+    lines: list[str] = []
+    search_train(search_config.from_dict(raw), progress=False, log=lambda *a: lines.append(" ".join(a)))
+    warnings = [line for line in lines if line.startswith("warning:")]
+    assert len(warnings) == 1 and "2 of 2 self-play games" in warnings[0]
+
+
+def test_gate_pools_player_counts_on_the_two_player_scale() -> None:
+    from training.search_train import gate_score
+
+    assert gate_score({2: 0.6}) == pytest.approx(0.6)  # one count: its own rate
+    assert gate_score({3: 1 / 3, 4: 1 / 4}) == pytest.approx(0.5)  # chance at both tables
+    # better at 3, a little short at 4: pooled, it clears a 0.55 bar that 4 players alone would not
+    assert gate_score({3: 0.40, 4: 0.26}) == pytest.approx((0.60 + 0.52) / 2)
+    assert gate_score({3: 0.40, 4: 0.26}) >= 0.55 > 0.26 * 2

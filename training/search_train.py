@@ -23,7 +23,8 @@ value, and so a better search. Each iteration:
 4. **Gate**: the trained network (``az``, ``gate.sims``) against the current
    one in ``gate.games`` seat-rotated games (:func:`training.evaluate.play_match`);
    it becomes the self-play network if its win rate reaches ``gate.threshold``
-   (2 players; ``threshold * 2 / n`` with ``n``). Otherwise the current one is
+   (on the 2-player scale, :func:`gate_score`: a rate with ``n`` players counts
+   ``rate * n / 2``, pooled over the player counts). Otherwise the current one is
    kept for self-play while the learner goes on training (AlphaGo Zero's rule).
 
 Output directory (``output_dir``)::
@@ -60,7 +61,7 @@ from agents.ppo import GAME_ATTR, CardSlotPolicy, ScaledObs, game_record, load_m
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
 from training import search_config as config_mod
-from training.backend import BACKENDS, check_backend, local_pool, map_jobs
+from training.backend import BACKENDS, check_backend, local_pool, map_jobs, stop_pool
 from training.cli import CliError, run_cli
 from training.evaluate import MatchResult, job_seed
 from training.search_config import FRESH, SearchTrainConfig
@@ -77,6 +78,7 @@ from training.train import ACTIVATIONS, WallBudget, describe_progress
 STEPS = ("selfplay", "train", "gate")
 PHASES = (("early", 0.0, 1 / 3), ("mid", 1 / 3, 2 / 3), ("late", 2 / 3, 1.01))
 GATE_CHUNK = 10  # gate / evaluation games per job
+TRUNCATION_WARNING = 0.05  # share of an iteration's self-play games cut by max_turns that earns a warning
 
 
 # ---------------------------------------------------------------------------
@@ -266,9 +268,15 @@ def make_optimizer(policy: Any, cfg: SearchTrainConfig) -> torch.optim.Optimizer
 # Matches: the gate and the evaluations against fixed opponents
 
 
-def gate_bar(threshold: float, num_players: int) -> float:
-    """The win rate the new network needs with ``num_players``: the 2-player threshold scaled to chance."""
-    return threshold * 2.0 / num_players
+def gate_score(rates: dict[int, float]) -> float:
+    """The gate's measure over its player counts: the mean of each win rate on the 2-player scale.
+
+    A rate ``r`` with ``n`` players counts as ``r * n / 2`` (chance is 1/2 on that scale), and the
+    counts are pooled rather than each asked to clear the bar: with 40 games a count, requiring
+    3 and 4 players both to pass rejected a learner that was better at both most of the time
+    (two equal networks pass one count about 30% of the time, both about 9%). One count: its rate.
+    """
+    return float(np.mean([rate * n / 2.0 for n, rate in rates.items()]))
 
 
 def gate_rate(result: MatchResult) -> float:
@@ -337,6 +345,7 @@ class Run:
         # a run split into pieces (--resume): each piece's iterations and wall time, for the models page
         self.pieces: list[dict[str, Any]] = []
         self.t_start = time.perf_counter()
+        self.warned_truncation = False
 
     def save(
         self, learner: Any, best: bytes, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer | None
@@ -474,6 +483,7 @@ def search_train(
     pool = local_pool(workers) if backend == "local" and workers > 1 else None
     bar = Progress(cfg, run.iteration, budget, progress)
     stopped = False
+    finished = False
     run.begin_piece(resume)
     sp = cfg.selfplay.model_dump()
     try:
@@ -505,6 +515,9 @@ def search_train(
                     ),
                     "truncated": sum(r["truncated"] for p in parts for r in p["records"]),
                 }
+                if not run.warned_truncation:  # once a piece: the same config truncates every iteration
+                    games = sum(len(p["records"]) for p in parts)
+                    run.warned_truncation = warn_truncation(run.row["truncated"], games, cfg, log)
                 run.row.update(
                     {
                         f"new_{k}": v
@@ -541,11 +554,14 @@ def search_train(
                 stopped = True
                 break
         bar.update(run.iteration, "")
+        finished = True
     finally:
         bar.close()
         writer.close()
         if pool is not None:
-            pool.shutdown()
+            stop_pool(
+                pool, now=not finished
+            )  # stopped (Ctrl-C, SIGTERM): workers end now, not after their job
         if ray_here:
             import ray
 
@@ -571,6 +587,23 @@ def search_train(
         f"result {run.out / 'best.zip'} (ppo:PATH or az:PATH)"
     )
     return summary
+
+
+def warn_truncation(truncated: int, games: int, cfg: SearchTrainConfig, log: Any) -> bool:
+    """Say so when more than :data:`TRUNCATION_WARNING` of an iteration's self-play games were cut short.
+
+    Why: a truncated game teaches every seat a draw (value 0), and ``selfplay.max_turns`` counts
+    single turns, not rounds: 100 turns is 50 rounds with 2 players but only 25 with 4, shorter
+    than a typical 4-player game. Returns whether it warned.
+    """
+    if games <= 0 or truncated <= TRUNCATION_WARNING * games:
+        return False
+    log(
+        f"warning: {truncated} of {games} self-play games reached selfplay.max_turns = "
+        f"{cfg.selfplay.max_turns} single turns and were scored as draws; raise it "
+        f"(a {max(cfg.player_counts)}-player game needs about {40 * max(cfg.player_counts)})"
+    )
+    return True
 
 
 def start_ray(backend: str, address: str | None, workers: int) -> bool:
@@ -628,21 +661,25 @@ def gate_and_evaluate(
     here = 1 if backend == "local" else workers
     results = merge_by(jobs, map_jobs(match_job, jobs, here, backend, address)) if jobs else {}
     if trained:
-        rates = [
-            (gate_rate(r), gate_bar(cfg.gate.threshold, n))
-            for (name, n), r in results.items()
-            if name == "gate"
-        ]
-        accept = all(rate >= bar for rate, bar in rates)
+        rates = {n: gate_rate(r) for (name, n), r in results.items() if name == "gate"}
+        score = gate_score(rates) if rates else None
+        accept = score is None or score >= cfg.gate.threshold
         if rates:
-            run.row["gate_win_rate"] = float(np.mean([r for r, _ in rates]))
+            run.row["gate_win_rate"] = float(np.mean(list(rates.values())))
+            run.row["gate_score"] = score
+            for n, rate in rates.items():
+                if len(rates) > 1:
+                    run.row[f"gate_win_rate_{n}p"] = rate
         run.row["gate_accepted"] = int(accept)
         if accept:
             best = candidate
             run.accepted += 1
+        said = ", ".join(f"{rate:.1%} with {n} players" for n, rate in rates.items())
+        if len(rates) > 1:
+            said += f": {score:.1%} on the 2-player scale"
         log(
             f"[iteration {it}] gate: "
-            + (", ".join(f"{r:.1%} (needs {b:.1%})" for r, b in rates) or "no games")
+            + (f"{said} (needs {cfg.gate.threshold:.1%})" if rates else "no games")
             + (" -> accepted" if accept else " -> rejected, the previous network is kept")
         )
     for (name, n), r in results.items():
