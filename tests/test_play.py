@@ -63,3 +63,13 @@ def test_play_refuses_a_policy_for_a_game_it_was_not_trained_for(argv, message, 
     err = capsys.readouterr().err
     assert err.startswith("play: error: ") and err.count("\n") == 1
     assert message.format(m=model) in err
+
+
+def test_play_game_reports_each_seats_result_and_the_record_of_the_moves() -> None:
+    result = play.play_game(["greedy", "random", "random"], seed=3, render="none", verbose=False)
+    winners = result["snapshot"]["winners"]
+    expected = {f"player_{p}": (1.0 if winners == [p] else 0.0 if p in winners else -1.0) for p in range(3)}
+    assert result["rewards"] == expected
+    record = result["record"]
+    assert record["agents"] == ["greedy", "random", "random"] and record["agent_seeds"] == [303, 304, 305]
+    assert record["actions"] == result["actions"] and record["winners"] == winners

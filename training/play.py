@@ -30,6 +30,9 @@ import splendor_env
 from agents import runner
 from agents.human import QuitGame
 from agents.models import resolve_model
+from agents.runner import seat_of
+from splendor_env.rules import terminal_rewards
+from splendor_env.state import MAX_PLAYERS
 from training.cli import CliError, run_cli
 from training.games import check_plays
 from training.records import write_records
@@ -58,7 +61,6 @@ def play_game(
     """
     options: dict[str, Any] = {} if max_turns is None else {"max_turns": max_turns}
     env = splendor_env.env(num_players=len(specs), render_mode="ansi", modules=tuple(modules), **options)
-    env.reset(seed=seed)
     agent_seeds = [seed * 101 + i for i in range(len(specs))]
     players = [agents.build(spec, seed=s) for spec, s in zip(specs, agent_seeds, strict=True)]
 
@@ -70,12 +72,23 @@ def play_game(
         if verbose:
             print(f"player_{seat} ({specs[seat]}): {env.describe_action(action)}")
 
-    actions, rewards = runner.play_out(env, players, np.random.default_rng(seed), before_move, on_move)
+    record = runner.play_game(
+        players,
+        seed,
+        labels=specs,
+        agent_seeds=agent_seeds,
+        env=env,
+        rng=np.random.default_rng(seed),
+        before_move=before_move,
+        on_move=on_move,
+    )
     snapshot = env.snapshot()
     if verbose and render != "none":
         print("\n" + env.render())
-    record = runner.game_record(env, seed, specs, actions, agent_seeds)
-    return {"snapshot": snapshot, "rewards": rewards, "actions": actions, "record": record}
+    seat_rewards = np.zeros(MAX_PLAYERS)
+    terminal_rewards(env.game_state, seat_rewards)
+    rewards = {name: float(seat_rewards[seat_of(name)]) for name in env.possible_agents}
+    return {"snapshot": snapshot, "rewards": rewards, "actions": record["actions"], "record": record}
 
 
 def main(argv: list[str] | None = None) -> None:
