@@ -28,7 +28,6 @@ from training.ratings import (
     elo_intervals,
     openskill_ratings,
     pair_score_tensor,
-    pairwise_scores,
 )
 from training.stats import Z95, clean_number, percent, wilson
 
@@ -39,8 +38,9 @@ from training.stats import Z95, clean_number, percent, wilson
 def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Win-rate matrix, per-agent win rates and ratings from game records."""
     k = len(specs)
-    pair_score = np.zeros((k, k))
-    pair_games = np.zeros((k, k))
+    per_game = pair_score_tensor(records, k)  # once: the matrix and the Elo bootstrap both read it
+    pair_score = per_game.sum(axis=0)
+    pair_games = pair_score + pair_score.T  # a meeting scores s for one side and 1 - s for the other
     wins = np.zeros(k)
     seats_played = np.zeros(k)
     for rec in records:
@@ -48,10 +48,6 @@ def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[s
         for p, share in enumerate(win_shares(rec)):
             wins[ids[p]] += share
             seats_played[ids[p]] += 1
-        for i, j, score in pairwise_scores(rec):
-            if ids[i] != ids[j]:
-                pair_score[ids[i], ids[j]] += score
-                pair_games[ids[i], ids[j]] += 1
     matrix = []
     for i in range(k):
         row = []
@@ -75,7 +71,7 @@ def summarise(specs: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[s
             }
         )
     if players == 2:
-        intervals = elo_intervals(pair_score_tensor(records, k))
+        intervals = elo_intervals(per_game)
         for a, elo, (lo, hi) in zip(agents_out, bradley_terry_elo(pair_score), intervals, strict=True):
             a["elo"] = float(elo)
             a["elo_ci95"] = [float(lo), float(hi)]
