@@ -70,20 +70,51 @@ def test_ship_refuses_an_unfinished_run_and_a_bad_name(tmp_path: Path) -> None:
         ship(run, "az_2p", "d", "c", [], [], False, tmp_path / "out")
 
 
-def test_a_run_recorded_before_pieces_is_timed_from_its_summary(tmp_path: Path) -> None:
+def test_a_run_without_pieces_is_refused(tmp_path: Path) -> None:
     run = fake_run(tmp_path)
     state_file = run / "checkpoints" / "state.json"
     state = json.loads(state_file.read_text())
     del state["pieces"]
     state_file.write_text(json.dumps(state))
-    with pytest.raises(CliError, match="no summary.json"):
+    with pytest.raises(CliError, match="lists no pieces"):
         ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out")
-    (run / "summary.json").write_text(json.dumps({"wall_seconds": 7000.04}))
-    meta = json.loads(ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out").read_text())
-    assert meta["training"]["wall_seconds"] == 7000.0
-    assert meta["training"]["pieces"] == [
-        {"resumed": False, "from_iteration": 0, "to_iteration": 3, "wall_seconds": 7000.0}
-    ]
+
+
+def test_default_takes_the_mark_from_the_model_it_replaces(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)  # a 3-4 player base-game network
+    dest = tmp_path / "shipped"
+    dest.mkdir()
+    olds = {
+        "old_3_4p": ({"players": [3, 4], "modules": []}, True),
+        "old_2p": ({"players": [2], "modules": []}, True),
+        "old_modules": ({"players": [3, 4], "modules": ["cities"]}, True),
+        "other_3_4p": ({"players": [3, 4], "modules": []}, False),
+    }
+    for name, (game, default) in olds.items():
+        (dest / f"{name}.json").write_text(json.dumps({"name": name, "game": game, "default": default}))
+    ship(run, "new_3_4p", "d", "c", [], [], False, dest)  # not --default: nothing changes
+    assert json.loads((dest / "old_3_4p.json").read_text())["default"] is True
+    ship(run, "new_3_4p", "d", "c", [], [], True, dest)
+    marks = {p.stem: json.loads(p.read_text())["default"] for p in dest.glob("*.json")}
+    assert marks == {
+        "new_3_4p": True,
+        "old_3_4p": False,
+        "old_2p": True,
+        "old_modules": True,
+        "other_3_4p": False,
+    }
+
+
+def test_default_refuses_to_leave_a_player_count_without_one(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    dest = tmp_path / "shipped"
+    dest.mkdir()
+    wide = {"name": "wide", "game": {"players": [2, 3, 4], "modules": []}, "default": True}
+    (dest / "wide.json").write_text(json.dumps(wide))
+    with pytest.raises(CliError, match=r"'wide' is the default for players \[2, 3, 4\].*players \[2\]"):
+        ship(run, "new_3_4p", "d", "c", [], [], True, dest)
+    assert json.loads((dest / "wide.json").read_text())["default"] is True
+    assert not (dest / "new_3_4p.zip").exists()
 
 
 def test_default_model_prefers_the_network_marked_default(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ with the command that produced it (``evaluation``; the commands also in
 ``evaluation_command``, one a line), as the other shipped models' metadata has them.
 ``--default`` marks the network as ``az``'s default for its games
 (:func:`agents.models.default_model` prefers it over the others that cover
-the game).
+the game) and takes the mark from the shipped model that had it.
 """
 
 from __future__ import annotations
@@ -50,7 +50,11 @@ def run_facts(run_dir: Path) -> dict[str, Any]:
         {k: v for k, v in row.items() if k == "iteration" or k.startswith(("eval_", "gate_"))}
         for row in metrics
     ]
-    pieces = state.get("pieces") or summary_piece(run_dir, state)
+    pieces = state.get("pieces")
+    if not pieces:
+        raise CliError(
+            f"{str(run_dir)!r}: checkpoints/state.json lists no pieces (the run's timed invocations)"
+        )
     return {
         "config": config,
         "training": {
@@ -66,22 +70,6 @@ def run_facts(run_dir: Path) -> dict[str, Any]:
         },
         "training_curve": curve,
     }
-
-
-def summary_piece(run_dir: Path, state: dict[str, Any]) -> list[dict[str, Any]]:
-    """A run recorded before pieces were: one piece, its time from ``summary.json`` (the last invocation)."""
-    summary_file = run_dir / "summary.json"
-    if not summary_file.is_file():
-        raise CliError(f"{str(run_dir)!r}: no pieces in state.json and no summary.json to time the run")
-    summary = json.loads(summary_file.read_text())
-    return [
-        {
-            "resumed": False,
-            "from_iteration": 0,
-            "to_iteration": state["iteration"],
-            "wall_seconds": round(summary["wall_seconds"], 1),
-        }
-    ]
 
 
 def network_sizes(model_path: Path) -> tuple[int, int]:
@@ -136,10 +124,44 @@ def ship(
             raise CliError(f"--evaluation {str(path)!r}: no such file")
         meta["evaluation"] += [{**row, "command": command} for row in json.loads(path.read_text())]
     dest.mkdir(parents=True, exist_ok=True)
+    replaced = take_default_mark(dest, name, meta["game"]) if default else []
     shutil.copyfile(run_dir / "best.zip", dest / f"{name}.zip")
     out = dest / f"{name}.json"
     out.write_text(json.dumps(meta, indent=1) + "\n")
+    for path in replaced:
+        old = json.loads(path.read_text())
+        old["default"] = False
+        path.write_text(json.dumps(old, indent=1) + "\n")
     return out
+
+
+def take_default_mark(dest: Path, name: str, game: dict[str, Any]) -> list[Path]:
+    """The metadata files in ``dest`` whose ``"default": true`` the new default ``name`` replaces.
+
+    Why: each game has exactly one default (``agents.models.default_model``); a model marked
+    default for the same modules and only player counts the new one covers gives its mark up.
+    One that also covers a count the new one does not would leave that count without a
+    default, so it is refused, naming both.
+    """
+    replaced = []
+    for path in sorted(dest.glob("*.json")):
+        other = json.loads(path.read_text())
+        if path.stem == name or not other.get("default") or "game" not in other:
+            continue
+        theirs = other["game"]
+        if sorted(theirs.get("modules", [])) != sorted(game["modules"]):
+            continue
+        common = set(theirs["players"]) & set(game["players"])
+        if not common:
+            continue
+        if not set(theirs["players"]) <= set(game["players"]):
+            raise CliError(
+                f"--default: {path.stem!r} is the default for players {theirs['players']}; {name!r} covers "
+                f"only {game['players']}, so players {sorted(set(theirs['players']) - common)} would keep "
+                "no default"
+            )
+        replaced.append(path)
+    return replaced
 
 
 def main(argv: list[str] | None = None) -> None:
