@@ -37,6 +37,18 @@ GAP_DIM = 2 * N_SLOTS * 4
 # The network in numba
 
 
+def flush_subnormals(a: np.ndarray) -> np.ndarray:
+    """``a`` (float32, changed in place) with its subnormal values set to zero.
+
+    Why: x86 CPUs multiply subnormal floats (below 1.2e-38) through a slow microcode path, and
+    a trained network can hold thousands of them (weight decay drives weights whose gradient is
+    always zero towards 0): 20,006 of 214,524 weights after 15 iterations of search training made
+    every search 7.5x slower. Zero changes no output by more than about 1e-38.
+    """
+    a[np.abs(a) < np.finfo(np.float32).tiny] = 0.0
+    return a
+
+
 def export_network(policy: Any) -> tuple[np.ndarray, ...]:
     """The card-slot policy's weights as contiguous float32 arrays, in :func:`net_forward`'s order."""
     from .ppo import CardSlotExtractor, CardSlotHead
@@ -50,7 +62,7 @@ def export_network(policy: Any) -> tuple[np.ndarray, ...]:
         raise ValueError("the az agent needs a policy whose ScaledObs has card_features=True")
 
     def arr(t: Any) -> np.ndarray:
-        return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float32)
+        return flush_subnormals(np.array(t.detach().cpu().numpy(), dtype=np.float32, order="C"))
 
     a1, a2 = ex.actor[0], ex.actor[2]
     c1, c2 = ex.critic[0], ex.critic[2]

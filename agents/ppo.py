@@ -149,7 +149,24 @@ def load_model(path: str | Path) -> Any:
         detail = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise ValueError(f"PPO model {str(p)!r} is not a readable MaskablePPO .zip: {detail}") from exc
     check_model_spaces(model, str(p))
+    flush_subnormal_weights(model.policy)
     return model
+
+
+def flush_subnormal_weights(policy: Any) -> int:
+    """Set the policy's subnormal weights (below float32's 1.2e-38) to zero; returns how many there were.
+
+    Why: CPUs compute with subnormals many times slower, and search training can leave thousands
+    in a network (``az_2p`` holds 62,206); no output moves by more than about 1e-38. The search's
+    numba copy is flushed too (:func:`agents.net.flush_subnormals`).
+    """
+    count = 0
+    with th.no_grad():
+        for param in policy.parameters():
+            tiny = (param.abs() < th.finfo(param.dtype).tiny) & (param != 0)
+            count += int(tiny.sum())
+            param[tiny] = 0.0
+    return count
 
 
 #: Attribute of a MaskablePPO model (saved in the zip's ``data`` JSON by ``model.save``) that says

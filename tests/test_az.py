@@ -155,3 +155,33 @@ def test_spec_and_keyword_options() -> None:
     assert agents.make("az:models/ppo_2p.zip").params["sims"] == 1000
     with pytest.raises(ValueError, match="both in the spec and as keyword"):
         agents.make("az:sims=3", sims=4)
+
+
+def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
+    """Subnormal weights (search training's weight decay leaves thousands) slow every CPU product;
+    loading and exporting set them to zero, and the network's outputs do not move."""
+    import torch
+
+    from agents.net import export_network
+    from agents.ppo import flush_subnormal_weights, load_model
+
+    model = load_model("ppo_2p")
+    with torch.no_grad():
+        model.policy.mlp_extractor.actor[0].weight.view(-1)[:500] = 1e-40
+        model.policy.value_net.weight.view(-1)[:10] = -1e-41
+    obs = torch.as_tensor(np.stack([decision_inputs(s)[0] for s in two_player_states()[::9]]))
+
+    def outputs() -> tuple[np.ndarray, np.ndarray]:
+        with torch.no_grad():
+            logits = model.policy.get_distribution(obs).distribution.logits
+            return logits.numpy().copy(), model.policy.predict_values(obs).numpy().copy()
+
+    before = outputs()
+    tiny = np.finfo(np.float32).tiny
+    assert all(not np.any((np.abs(w) < tiny) & (w != 0)) for w in export_network(model.policy))
+    path = tmp_path / "sub.zip"
+    model.save(path)
+    assert flush_subnormal_weights(load_model(path).policy) == 0  # already clean once loaded
+    assert flush_subnormal_weights(model.policy) == 510
+    for a, b in zip(before, outputs(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)

@@ -455,6 +455,9 @@ def search_train(
     check_backend(backend, address, workers)
     budget = WallBudget(cfg.max_wall_minutes)
     torch.set_num_threads(cfg.torch_threads)
+    # subnormal weights (weight decay on weights that never get a gradient) slow CPU arithmetic
+    # many times over; flushed to zero, training never makes them (agents.net.flush_subnormals)
+    torch.set_flush_denormal(True)
     device = pick_device(cfg.device)
     run = Run(cfg)
     if run.out.exists() and not run.out.is_dir():
