@@ -114,7 +114,9 @@ def stop_pool(pool: ProcessPoolExecutor, now: bool = False) -> None:
     """Shut a :func:`local_pool` down: after its running jobs (``now=False``), or at once.
 
     ``now`` (a run stopped by an exception: Ctrl-C, SIGTERM, an error) cancels the queued jobs and
-    terminates the workers instead of waiting for their current job, which can take minutes.
+    terminates the workers instead of waiting for their current job, which can take minutes. Either
+    way every future of the pool is settled when it returns (a job the workers had already taken
+    fails with ``BrokenProcessPool``), so nothing is left pending.
     """
     if now:
         terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
@@ -123,7 +125,8 @@ def stop_pool(pool: ProcessPoolExecutor, now: bool = False) -> None:
             return
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()
-    pool.shutdown(wait=not now, cancel_futures=True)
+    # with the workers terminated this wait is short: the pool sees them gone and fails their jobs
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def exit_with_parent(parent: int, poll_seconds: float = 1.0) -> None:
