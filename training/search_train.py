@@ -562,9 +562,8 @@ def search_train(
         bar.close()
         writer.close()
         if pool is not None:
-            stop_pool(
-                pool, now=not finished
-            )  # stopped (Ctrl-C, SIGTERM): workers end now, not after their job
+            # stopped (Ctrl-C, SIGTERM, an error): the workers end now, not after their current job
+            stop_pool(pool, now=not finished)
         if ray_here:
             import ray
 
@@ -670,9 +669,8 @@ def gate_and_evaluate(
         if rates:
             run.row["gate_win_rate"] = float(np.mean(list(rates.values())))
             run.row["gate_score"] = score
-            for n, rate in rates.items():
-                if len(rates) > 1:
-                    run.row[f"gate_win_rate_{n}p"] = rate
+            if len(rates) > 1:
+                run.row.update({f"gate_win_rate_{n}p": rate for n, rate in rates.items()})
         run.row["gate_accepted"] = int(accept)
         if accept:
             best = candidate

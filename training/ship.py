@@ -128,15 +128,14 @@ def ship(
     shutil.copyfile(run_dir / "best.zip", dest / f"{name}.zip")
     out = dest / f"{name}.json"
     out.write_text(json.dumps(meta, indent=1) + "\n")
-    for path in replaced:
-        old = json.loads(path.read_text())
-        old["default"] = False
-        path.write_text(json.dumps(old, indent=1) + "\n")
+    for path, old in replaced:
+        path.write_text(json.dumps({**old, "default": False}, indent=1) + "\n")
     return out
 
 
-def take_default_mark(dest: Path, name: str, game: dict[str, Any]) -> list[Path]:
-    """The metadata files in ``dest`` whose ``"default": true`` the new default ``name`` replaces.
+def take_default_mark(dest: Path, name: str, game: dict[str, Any]) -> list[tuple[Path, dict[str, Any]]]:
+    """The metadata files in ``dest`` (path and contents) whose ``"default": true`` the new default
+    ``name`` replaces.
 
     Why: each game has exactly one default (``agents.models.default_model``); a model marked
     default for the same modules and only player counts the new one covers gives its mark up.
@@ -160,7 +159,7 @@ def take_default_mark(dest: Path, name: str, game: dict[str, Any]) -> list[Path]
                 f"only {game['players']}, so players {sorted(set(theirs['players']) - common)} would keep "
                 "no default"
             )
-        replaced.append(path)
+        replaced.append((path, other))
     return replaced
 
 
