@@ -188,20 +188,8 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
     raw = tiny(tmp_path, train__epochs=0.25, train__batch_size=10)
     cfg = search_config.from_dict(raw, check_specs=False)
     policy = fresh_model(cfg).policy
-    n_obs, n_act = policy.observation_space.shape[0], policy.action_space.n
-    buf = ReplayBuffer(400, n_obs, n_act)
+    buf = _random_buffer(policy, 400)
     rng = np.random.default_rng(0)
-    buf.add(
-        {
-            "obs": rng.random((400, n_obs), dtype=np.float32),
-            "mask": np.ones((400, n_act), bool),
-            "policy": np.full((400, n_act), 1 / n_act, np.float32),
-            "value": np.sign(rng.random(400) - 0.5).astype(np.float32),
-            "q": np.zeros(400, np.float32),
-            "seat": np.zeros(400, np.int8),
-            "phase": np.zeros(400, np.float32),
-        }
-    )
     opt = make_optimizer(policy, cfg)
     out = train_network(policy, opt, buf, cfg, rng, torch.device("cpu"), WallBudget(None))
     assert out["train_batches"] == 10  # a quarter of 400 positions in batches of 10
@@ -380,3 +368,79 @@ def test_gate_pools_player_counts_on_the_two_player_scale() -> None:
     # better at 3, a little short at 4: pooled, it clears a 0.55 bar that 4 players alone would not
     assert gate_score({3: 0.40, 4: 0.26}) == pytest.approx((0.60 + 0.52) / 2)
     assert gate_score({3: 0.40, 4: 0.26}) >= 0.55 > 0.26 * 2
+
+
+def _random_buffer(policy: Any, size: int, seed: int = 0) -> ReplayBuffer:
+    n_obs, n_act = policy.observation_space.shape[0], policy.action_space.n
+    rng = np.random.default_rng(seed)
+    buf = ReplayBuffer(size, n_obs, n_act)
+    buf.add(
+        {
+            "obs": rng.random((size, n_obs), dtype=np.float32),
+            "mask": np.ones((size, n_act), bool),
+            "policy": np.full((size, n_act), 1 / n_act, np.float32),
+            "value": np.sign(rng.random(size) - 0.5).astype(np.float32),
+            "q": np.zeros(size, np.float32),
+            "seat": np.zeros(size, np.int8),
+            "phase": np.zeros(size, np.float32),
+        }
+    )
+    return buf
+
+
+@pytest.mark.parametrize("value_lr", [0.0, 1e-4])
+def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, value_lr: float) -> None:
+    import torch
+
+    from training.search_train import critic_parameters, fresh_model, make_optimizer, train_network
+    from training.train import WallBudget
+
+    raw = tiny(tmp_path, train__value_learning_rate=value_lr, train__learning_rate=1e-2)
+    cfg = search_config.from_dict(raw, check_specs=False)
+    policy = fresh_model(cfg).policy
+    critic = {id(p) for p in critic_parameters(policy)}
+    assert {n.split(".")[0] for n, p in policy.named_parameters() if id(p) in critic} == {
+        "mlp_extractor",
+        "value_net",
+    }
+    assert not any(id(p) in critic for p in policy.action_net.parameters())
+    before = {n: p.detach().clone() for n, p in policy.named_parameters()}
+    opt = make_optimizer(policy, cfg)
+    assert [g["lr"] for g in opt.param_groups] == [1e-2, value_lr]
+    train_network(
+        policy,
+        opt,
+        _random_buffer(policy, 64),
+        cfg,
+        np.random.default_rng(0),
+        torch.device("cpu"),
+        WallBudget(None),
+    )
+    moved = {n: (p.detach() - before[n]).abs().max().item() for n, p in policy.named_parameters()}
+    actor_move = max(v for n, v in moved.items() if n.startswith("action_net"))
+    critic_move = max(v for n, p in policy.named_parameters() if id(p) in critic for v in [moved[n]])
+    assert actor_move > 1e-3
+    if value_lr == 0:
+        assert critic_move == 0.0
+    else:
+        assert 0 < critic_move < actor_move / 10  # Adam steps scale with the rate: 1e-4 against 1e-2
+
+
+def test_resume_takes_the_configs_rates_and_names_a_changed_critic_group(tmp_path: Path) -> None:
+    import torch
+
+    from training.search_train import fresh_model, make_optimizer, resume_optimizer
+
+    cfg = search_config.from_dict(tiny(tmp_path, train__value_learning_rate=1e-4), check_specs=False)
+    policy = fresh_model(cfg).policy
+    torch.save(make_optimizer(policy, cfg).state_dict(), tmp_path / "opt.pt")
+    later = search_config.from_dict(
+        tiny(tmp_path, train__value_learning_rate=2e-5, train__learning_rate=3e-4), check_specs=False
+    )
+    opt = resume_optimizer(policy, later, tmp_path / "opt.pt")
+    assert [g["lr"] for g in opt.param_groups] == [3e-4, 2e-5]  # not the saved 1e-3 and 1e-4
+    one_group = search_config.from_dict(tiny(tmp_path), check_specs=False)
+    with pytest.raises(
+        ConfigError, match="train.value_learning_rate: the checkpoint's optimizer has a separate"
+    ):
+        resume_optimizer(policy, one_group, tmp_path / "opt.pt")

@@ -64,6 +64,9 @@ class TrainSection(_Section):
     batch_size: Int(ge=1) = 256
     epochs: Float(gt=0) = 2  # passes over the buffer per iteration; below 1, that part of it, drawn at random
     learning_rate: Float(gt=0) = 1e-3  # Adam
+    # the critic's own rate (its trunk and head); None = learning_rate, 0 = keep the start critic.
+    # value_coef cannot slow the critic: its trunk is separate and Adam ignores a loss's scale
+    value_learning_rate: OptFloat(ge=0) = None
     weight_decay: Float(ge=0) = 1e-4
     value_coef: Float(ge=0) = 1.0  # loss = cross-entropy to the visits + value_coef * value MSE
     # value target = (1 - w) * the game's result + w * the search's value of the position (its root q):
@@ -76,7 +79,9 @@ class TrainSection(_Section):
 class GateSection(_Section):
     games: Int(ge=0) = 40  # seat-rotated games, new network against the previous one; 0 = always accept
     sims: Int(ge=2) = 32  # simulations per move of both sides
-    threshold: Float(ge=0, le=1) = 0.55  # 2-player win rate to accept; n players: threshold * 2 / n
+    threshold: Float(ge=0, le=1) = (
+        0.55  # accept when gate_score (mean of rate * n / 2 over the counts) reaches it
+    )
 
 
 class EvalSection(_Section):

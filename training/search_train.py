@@ -250,6 +250,22 @@ def train_network(
     return {"train_policy_loss": float(mean[0]), "train_value_loss": float(mean[1]), "train_batches": batches}
 
 
+def resume_optimizer(policy: Any, cfg: SearchTrainConfig, path: Path) -> torch.optim.Optimizer:
+    """Adam with its saved moments, at the config's rates (the saved state would bring back its own)."""
+    optimizer = make_optimizer(policy, cfg)
+    fresh = [dict(group) for group in optimizer.param_groups]
+    try:
+        optimizer.load_state_dict(torch.load(path, map_location="cpu"))
+    except ValueError as err:
+        raise config_mod.ConfigError(
+            "train.value_learning_rate: the checkpoint's optimizer has "
+            f"{'no ' if len(fresh) == 2 else 'a '}separate critic group; resume with the run's setting ({err})"
+        ) from None
+    for group, settings in zip(optimizer.param_groups, fresh, strict=True):
+        group["lr"], group["weight_decay"] = settings["lr"], settings["weight_decay"]
+    return optimizer
+
+
 def optimizer_to(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
     """Adam's moments onto the parameters' device (a resumed state loads on the CPU); ``step`` stays."""
     for state in optimizer.state.values():
@@ -258,10 +274,27 @@ def optimizer_to(optimizer: torch.optim.Optimizer, device: torch.device) -> None
                 state[key] = value.to(device)
 
 
+def critic_parameters(policy: Any) -> list[torch.nn.Parameter]:
+    """The parameters only the value uses: the critic trunk (card-slot or SB3 MLP extractor) and the value head."""
+    extractor = policy.mlp_extractor
+    trunk = getattr(extractor, "critic", None) or getattr(extractor, "value_net", None)
+    params = list(policy.value_net.parameters()) + (list(trunk.parameters()) if trunk is not None else [])
+    if not policy.share_features_extractor:
+        params += list(policy.vf_features_extractor.parameters())
+    return params
+
+
 def make_optimizer(policy: Any, cfg: SearchTrainConfig) -> torch.optim.Optimizer:
-    return torch.optim.Adam(
-        policy.parameters(), lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay
-    )
+    """Adam; with ``train.value_learning_rate`` set, the critic is a second group at that rate."""
+    t = cfg.train
+    if t.value_learning_rate is None:
+        return torch.optim.Adam(policy.parameters(), lr=t.learning_rate, weight_decay=t.weight_decay)
+    critic = {id(p) for p in critic_parameters(policy)}
+    groups = [
+        {"params": [p for p in policy.parameters() if id(p) not in critic], "lr": t.learning_rate},
+        {"params": [p for p in policy.parameters() if id(p) in critic], "lr": t.value_learning_rate},
+    ]
+    return torch.optim.Adam(groups, weight_decay=t.weight_decay)
 
 
 # ---------------------------------------------------------------------------
@@ -468,8 +501,7 @@ def search_train(
         learner = mark_game(load_model(run.ckpt / "learner.zip"), cfg)
         best = (run.ckpt / "best.zip").read_bytes()
         buffer = ReplayBuffer.load(run.ckpt / "buffer.npz", cfg.buffer.capacity, obs_dim, num_actions)
-        optimizer = make_optimizer(learner.policy, cfg)
-        optimizer.load_state_dict(torch.load(run.ckpt / "optimizer.pt", map_location="cpu"))
+        optimizer = resume_optimizer(learner.policy, cfg, run.ckpt / "optimizer.pt")
         log(f"resumed at iteration {run.iteration} ({run.step}), {buffer.size:,} positions in the buffer")
     else:
         learner = initial_model(cfg)
