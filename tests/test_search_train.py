@@ -444,3 +444,29 @@ def test_resume_takes_the_configs_rates_and_names_a_changed_critic_group(tmp_pat
         ConfigError, match="train.value_learning_rate: the checkpoint's optimizer has a separate"
     ):
         resume_optimizer(policy, one_group, tmp_path / "opt.pt")
+
+
+def test_a_checkpoint_rewrites_only_what_its_step_changed(tmp_path: Path) -> None:
+    from training.search_train import Run, fresh_model, make_optimizer
+
+    cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
+    run, learner = Run(cfg), fresh_model(cfg)
+    buffer = _random_buffer(learner.policy, 16)
+    optimizer = make_optimizer(learner.policy, cfg)
+    run.save(learner, b"best-0", optimizer, buffer, "selfplay")  # the first save writes every file
+    files = ["buffer.npz", "learner.zip", "optimizer.pt", "best.zip", "state.json"]
+    assert sorted(p.name for p in run.ckpt.iterdir()) == sorted(files)  # nothing left aside
+
+    def inodes() -> dict[str, int]:
+        return {name: (run.ckpt / name).stat().st_ino for name in files}
+
+    for done, rewritten in [
+        ("train", {"learner.zip", "optimizer.pt"}),
+        ("gate", {"best.zip"}),
+        ("selfplay", {"buffer.npz"}),
+    ]:
+        before = inodes()
+        run.save(learner, b"best-1", optimizer, buffer, done)
+        after = inodes()
+        assert {n for n in files if after[n] != before[n]} == rewritten | {"state.json"}, done
+    assert (run.out / "best.zip").read_bytes() == b"best-1"

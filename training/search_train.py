@@ -381,19 +381,28 @@ class Run:
         self.warned_truncation = False
 
     def save(
-        self, learner: Any, best: bytes, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer | None
+        self, learner: Any, best: bytes, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, done: str
     ) -> None:
-        """The checkpoint's files (the buffer only when given: it changes in self-play only);
-        ``state.json`` last, so a checkpoint is whole once it is there."""
+        """The checkpoint's files that step ``done`` changed (all the first time), each written aside and
+        moved in place; ``state.json`` last, so a checkpoint is whole once it is there."""
         self.ckpt.mkdir(parents=True, exist_ok=True)
-        learner.save(self.ckpt / "learner.zip")
-        for path in (self.ckpt / "best.zip", self.out / "best.zip"):
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_bytes(best)
-            tmp.replace(path)
-        torch.save(optimizer.state_dict(), self.ckpt / "optimizer.pt")
-        if buffer is not None:
-            buffer.save(self.ckpt / "buffer.npz")
+        files = {
+            "selfplay": [(self.ckpt / "buffer.npz", buffer.save)],
+            "train": [
+                (self.ckpt / "learner.zip", learner.save),
+                (self.ckpt / "optimizer.pt", lambda path: torch.save(optimizer.state_dict(), path)),
+            ],
+            "gate": [
+                (path, lambda p: p.write_bytes(best))
+                for path in (self.ckpt / "best.zip", self.out / "best.zip")
+            ],
+        }
+        for step, writes in files.items():
+            for path, write in writes:
+                if step == done or not path.is_file():
+                    tmp = path.with_name(f"{path.stem}.tmp{path.suffix}")
+                    write(tmp)
+                    tmp.replace(path)
         state = {
             "iteration": self.iteration,
             "step": self.step,
@@ -524,6 +533,7 @@ def search_train(
     try:
         while run.iteration < cfg.iterations:
             it = run.iteration
+            done = run.step
             if run.step == "selfplay":
                 bar.update(it, f" | iteration {it}: self-play")
                 t0 = time.perf_counter()
@@ -580,8 +590,7 @@ def search_train(
                 writer.flush()
                 run.metrics.append(run.row)
                 run.row, run.step, run.iteration = {}, STEPS[0], it + 1
-            changed = run.step == "train" or not (run.ckpt / "buffer.npz").is_file()  # self-play just ran
-            run.save(learner, best, optimizer, buffer if changed else None)
+            run.save(learner, best, optimizer, buffer, done)
             if budget.expired() and run.iteration < cfg.iterations:
                 log(
                     f"max_wall_minutes reached: stopping at iteration {run.iteration} (next step: {run.step})"
