@@ -470,3 +470,21 @@ def test_a_checkpoint_rewrites_only_what_its_step_changed(tmp_path: Path) -> Non
         after = inodes()
         assert {n for n in files if after[n] != before[n]} == rewritten | {"state.json"}, done
     assert (run.out / "best.zip").read_bytes() == b"best-1"
+
+
+def test_new_games_are_scored_against_the_results_and_against_the_training_target(tmp_path: Path) -> None:
+    import torch
+
+    from training.search_train import evaluate_positions, fresh_model
+
+    cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
+    policy = fresh_model(cfg).policy
+    data = _random_buffer(policy, 64).get(np.arange(64))
+    data["q"] = -data["value"]  # a search that disagrees with every result: the mixed target is 0
+    with torch.no_grad():
+        values = policy.predict_values(torch.as_tensor(data["obs"])).squeeze(-1).numpy()
+    plain = evaluate_positions(policy, data, torch.device("cpu"))
+    mixed = evaluate_positions(policy, data, torch.device("cpu"), search_value_weight=0.5)
+    assert plain["value_target_loss"] == pytest.approx(plain["value_loss"])
+    assert mixed["value_loss"] == pytest.approx(np.mean((values - data["value"]) ** 2), rel=1e-5)
+    assert mixed["value_target_loss"] == pytest.approx(np.mean(values**2), rel=1e-5)

@@ -200,15 +200,24 @@ def value_accuracy(values: np.ndarray, targets: np.ndarray, phase: np.ndarray) -
     return out
 
 
-def evaluate_positions(policy: Any, data: dict[str, np.ndarray], device: torch.device) -> dict[str, float]:
-    """Losses and value sign accuracy of the network on positions it has not trained on (the new games)."""
+def evaluate_positions(
+    policy: Any, data: dict[str, np.ndarray], device: torch.device, search_value_weight: float = 0.0
+) -> dict[str, float]:
+    """Losses and value sign accuracy of the network on positions it has not trained on (the new games).
+
+    ``value_loss`` is the error to the results; ``value_target_loss`` to the training target (the
+    results mixed with the search values), the one ``train_value_loss`` measures: only the two
+    losses to the same target tell memorising from learning.
+    """
     policy.set_training_mode(False)
     with torch.no_grad():
         pl, vl, values = losses(policy, data, device)
+        _, target_vl, _ = losses(policy, data, device, search_value_weight)
     acc = value_accuracy(values.cpu().numpy(), data["value"], data["phase"])
     return {
         "policy_loss": pl.item(),
         "value_loss": vl.item(),
+        "value_target_loss": target_vl.item(),
         **{f"value_sign_acc_{k}": v for k, v in acc.items()},
     }
 
@@ -566,7 +575,9 @@ def search_train(
                 run.row.update(
                     {
                         f"new_{k}": v
-                        for k, v in evaluate_positions(learner.policy, data, torch.device("cpu")).items()
+                        for k, v in evaluate_positions(
+                            learner.policy, data, torch.device("cpu"), cfg.train.search_value_weight
+                        ).items()
                     }
                 )
                 buffer.add(data)
