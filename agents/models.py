@@ -57,7 +57,7 @@ def shipped_models() -> dict[str, dict[str, Any]]:
 
 
 def shipped_names() -> list[str]:
-    """The names of the shipped models, sorted, e.g. ``["az_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]``."""
+    """The names of the shipped models, sorted, e.g. ``["az_2p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]``."""
     return sorted(_load_all())
 
 
