@@ -157,7 +157,8 @@ def test_an_unknown_name_is_a_clear_error(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()  # a folder is not a model
     with pytest.raises(
-        FileNotFoundError, match=r"shipped models: az_2p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p$"
+        FileNotFoundError,
+        match=r"shipped models: az_2p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p$",
     ):
         resolve_model(given)
 
@@ -200,7 +201,9 @@ def test_an_unknown_ppo_spec_names_the_shipped_models(
     import agents
 
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"'nope'.*az_2p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p"):
+    with pytest.raises(
+        FileNotFoundError, match=r"'nope'.*az_2p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p"
+    ):
         agents.make("ppo:nope")
 
 
