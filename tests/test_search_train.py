@@ -418,7 +418,7 @@ def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, val
     )
     moved = {n: (p.detach() - before[n]).abs().max().item() for n, p in policy.named_parameters()}
     actor_move = max(v for n, v in moved.items() if n.startswith("action_net"))
-    critic_move = max(v for n, p in policy.named_parameters() if id(p) in critic for v in [moved[n]])
+    critic_move = max(moved[n] for n, p in policy.named_parameters() if id(p) in critic)
     assert actor_move > 1e-3
     if value_lr == 0:
         assert critic_move == 0.0

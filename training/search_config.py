@@ -79,9 +79,8 @@ class TrainSection(_Section):
 class GateSection(_Section):
     games: Int(ge=0) = 40  # seat-rotated games, new network against the previous one; 0 = always accept
     sims: Int(ge=2) = 32  # simulations per move of both sides
-    threshold: Float(ge=0, le=1) = (
-        0.55  # accept when gate_score (mean of rate * n / 2 over the counts) reaches it
-    )
+    # accept when gate_score (the mean of rate * n / 2 over the player counts) reaches it
+    threshold: Float(ge=0, le=1) = 0.55
 
 
 class EvalSection(_Section):

@@ -181,13 +181,17 @@ def losses(
     obs = torch.as_tensor(batch["obs"], device=device)
     mask = torch.as_tensor(batch["mask"], device=device)
     logp, values = policy_outputs(policy, obs, mask)
-    target = torch.as_tensor(batch["policy"], device=device)
-    policy_loss = -(target * logp).sum(dim=1).mean()
-    value_target = batch["value"]
+    visits = torch.as_tensor(batch["policy"], device=device)
+    policy_loss = -(visits * logp).sum(dim=1).mean()
+    wanted = torch.as_tensor(value_target(batch, search_value_weight), device=device)
+    return policy_loss, torch.nn.functional.mse_loss(values, wanted), values
+
+
+def value_target(batch: dict[str, np.ndarray], search_value_weight: float) -> np.ndarray:
+    """The critic's target: each seat's result, mixed with the search's value by ``search_value_weight``."""
     if search_value_weight > 0:
-        value_target = (1.0 - search_value_weight) * value_target + search_value_weight * batch["q"]
-    value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(value_target, device=device))
-    return policy_loss, value_loss, values
+        return (1.0 - search_value_weight) * batch["value"] + search_value_weight * batch["q"]
+    return batch["value"]
 
 
 def value_accuracy(values: np.ndarray, targets: np.ndarray, phase: np.ndarray) -> dict[str, float]:
@@ -212,12 +216,12 @@ def evaluate_positions(
     policy.set_training_mode(False)
     with torch.no_grad():
         pl, vl, values = losses(policy, data, device)
-        _, target_vl, _ = losses(policy, data, device, search_value_weight)
-    acc = value_accuracy(values.cpu().numpy(), data["value"], data["phase"])
+    values = values.cpu().numpy()
+    acc = value_accuracy(values, data["value"], data["phase"])
     return {
         "policy_loss": pl.item(),
         "value_loss": vl.item(),
-        "value_target_loss": target_vl.item(),
+        "value_target_loss": float(np.mean((values - value_target(data, search_value_weight)) ** 2)),
         **{f"value_sign_acc_{k}": v for k, v in acc.items()},
     }
 
