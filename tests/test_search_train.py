@@ -277,7 +277,7 @@ def test_tiny_run_gives_a_network_for_ppo_and_az(
 
 @pytest.mark.slow
 def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Path) -> None:
-    raw = tiny(tmp_path)
+    raw = tiny(tmp_path, snapshot_every=1)
     run_tiny(raw)
     ckpt = tmp_path / "run" / "checkpoints"
     before = np.load(ckpt / "buffer.npz")["value"]
@@ -296,6 +296,36 @@ def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Pat
     np.testing.assert_array_equal(after[: len(before)], before)
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert [m["iteration"] for m in metrics] == [0, 1]
+    # each row's wall_seconds is the run's time at its end, over both pieces
+    assert 0 < metrics[0]["wall_seconds"] <= pieces[0]["wall_seconds"]
+    assert pieces[0]["wall_seconds"] < metrics[1]["wall_seconds"] <= summary["total_wall_seconds"]
+    # snapshot_every: 1 kept the gated network after each iteration, the last one is best.zip
+    snapshots = sorted(p.name for p in (tmp_path / "run" / "snapshots").iterdir())
+    assert snapshots == ["best-0001.zip", "best-0002.zip"]
+    last = (tmp_path / "run" / "snapshots" / "best-0002.zip").read_bytes()
+    assert last == (tmp_path / "run" / "best.zip").read_bytes()
+
+
+def test_snapshots_are_kept_every_k_gated_iterations_and_only_then(tmp_path: Path) -> None:
+    from training.search_train import Run, fresh_model, make_optimizer
+
+    cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
+    run, learner = Run(cfg), fresh_model(cfg)
+    buffer = _random_buffer(learner.policy, 16)
+    optimizer = make_optimizer(learner.policy, cfg)
+    snapshots = run.out / "snapshots"
+    run.iteration = 2
+    run.save(learner, b"best-2", optimizer, buffer, "gate")
+    assert not snapshots.exists()  # snapshot_every: 0 keeps none
+    run.cfg = cfg.model_copy(update={"snapshot_every": 2})
+    run.iteration = 3
+    run.save(learner, b"best-3", optimizer, buffer, "gate")  # 3 is not a multiple of 2
+    run.iteration = 4
+    run.save(learner, b"best-4", optimizer, buffer, "train")  # only the gate step changes best.zip
+    assert not snapshots.exists()
+    run.save(learner, b"best-4", optimizer, buffer, "gate")
+    assert sorted(p.name for p in snapshots.iterdir()) == ["best-0004.zip"]
+    assert (snapshots / "best-0004.zip").read_bytes() == b"best-4"
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,43 @@ def test_ship_copies_the_network_and_writes_what_the_registry_reads(tmp_path: Pa
     assert meta["evaluation"] == [{"opponent": "greedy", "games": 10, "win_rate": 0.9, "command": cmd}]
     assert meta["evaluation_command"] == cmd
     assert meta["config"]["players"] == [3, 4]
+
+
+def test_a_snapshot_ships_with_the_facts_of_its_iterations_only(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    state_file = run / "checkpoints" / "state.json"
+    state = json.loads(state_file.read_text())
+    # the run's time at the end of each iteration: 20 s, 40 s, then 60 s + 25 s into the second piece
+    for row, wall, accepted in zip(state["metrics"], [20.0, 40.0, 85.0], [1, 0, 1], strict=True):
+        row.update(wall_seconds=wall, gate_accepted=accepted)
+    state_file.write_text(json.dumps(state))
+    (run / "snapshots").mkdir()
+    shutil.copyfile(run / "best.zip", run / "snapshots" / "best-0001.zip")
+    shutil.copyfile(run / "best.zip", run / "snapshots" / "best-0003.zip")
+    with pytest.raises(CliError, match=r"--iteration 2: no snapshot .*best-0001.zip, best-0003.zip"):
+        ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out", iteration=2)
+    meta = json.loads(ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out", iteration=1).read_text())
+    assert meta["source"].endswith("best-0001.zip")
+    training = meta["training"]
+    assert (training["iterations"], training["positions"], training["networks_accepted"]) == (1, 100, 1)
+    assert training["pieces"] == [
+        {"resumed": False, "from_iteration": 0, "to_iteration": 1, "wall_seconds": 20.0}
+    ]
+    assert training["wall_seconds"] == 20.0 and len(meta["training_curve"]) == 1
+    # the last iteration falls in the second piece: the first piece whole, the second up to the row's time
+    meta = json.loads(ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out", iteration=3).read_text())
+    assert [p["wall_seconds"] for p in meta["training"]["pieces"]] == [60.0, 25.0]
+    assert meta["training"]["wall_seconds"] == 85.0
+
+
+def test_a_snapshot_of_a_run_without_row_times_is_refused(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    (run / "snapshots").mkdir()
+    shutil.copyfile(run / "best.zip", run / "snapshots" / "best-0002.zip")
+    with pytest.raises(CliError, match="do not say when iteration 1 ended"):
+        ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out", iteration=2)
+    with pytest.raises(CliError, match="--iteration 0: must be >= 1"):
+        ship(run, "az_x", "d", "c", [], [], False, tmp_path / "out", iteration=0)
 
 
 def test_ship_refuses_an_unfinished_run_and_a_bad_name(tmp_path: Path) -> None:

@@ -103,6 +103,9 @@ class SearchTrainConfig(_Section):
     torch_threads: Int(ge=1) = 1
     device: Literal["auto", "cpu", "cuda"] = "auto"  # where the network trains; auto = cuda if available
     init: Str = FRESH  # a shipped model name (ppo_2p), a MaskablePPO .zip, or "fresh"
+    # every K iterations keep the gated network as snapshots/best-NNNN.zip (N iterations done), so a
+    # run's earlier networks can be compared and one shipped (training.ship --iteration N); 0 = none
+    snapshot_every: Int(ge=0) = 0
     network: NetworkSection = NetworkSection()
     selfplay: SelfPlaySection = SelfPlaySection()
     buffer: BufferSection = BufferSection()

@@ -37,7 +37,8 @@ Output directory (``output_dir``)::
     checkpoints/buffer.npz       the replay buffer
     checkpoints/optimizer.pt     Adam's state
     checkpoints/state.json       iteration, step within it, rng state, metrics (written last)
-    metrics.json                 one row per iteration
+    metrics.json                 one row per iteration (wall_seconds: the run's time when it ended)
+    snapshots/best-NNNN.zip      with snapshot_every: K, best.zip after every K-th iteration
 
 ``--resume`` continues from ``checkpoints/`` (written after every step), with
 its buffer, optimizer and rng; ``max_wall_minutes`` stops cleanly after the
@@ -375,6 +376,14 @@ def merge_by(jobs: list[dict[str, Any]], results: list[MatchResult]) -> dict[tup
 # Checkpoints
 
 
+SNAPSHOTS = "snapshots"
+
+
+def snapshot_path(out: Path, iteration: int) -> Path:
+    """Where ``snapshot_every`` keeps the gated network after ``iteration`` iterations."""
+    return out / SNAPSHOTS / f"best-{iteration:04d}.zip"
+
+
 class Run:
     """The state of a run that a checkpoint holds, and where it lives."""
 
@@ -410,6 +419,10 @@ class Run:
                 for path in (self.ckpt / "best.zip", self.out / "best.zip")
             ],
         }
+        every = self.cfg.snapshot_every
+        if done == "gate" and every and self.iteration % every == 0:
+            (self.out / SNAPSHOTS).mkdir(exist_ok=True)
+            files["gate"].append((snapshot_path(self.out, self.iteration), lambda p: p.write_bytes(best)))
         for step, writes in files.items():
             for path, write in writes:
                 if step == done or not path.is_file():
@@ -603,6 +616,7 @@ def search_train(
                     if isinstance(value, (int, float)) and key != "iteration":
                         writer.add_scalar(_tb_name(key), value, it)
                 writer.flush()
+                run.row["wall_seconds"] = run.wall_seconds()  # the run's time so far, all pieces
                 run.metrics.append(run.row)
                 run.row, run.step, run.iteration = {}, STEPS[0], it + 1
             run.save(learner, best, optimizer, buffer, done)

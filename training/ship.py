@@ -16,6 +16,9 @@ from the run directory (``config.yaml``, ``checkpoints/state.json``,
 the results that ``python -m training.evaluate ... --json FILE`` wrote, each row
 with the command that produced it (``evaluation``; the commands also in
 ``evaluation_command``, one a line), as the other shipped models' metadata has them.
+``--iteration N`` ships the run's snapshot after N iterations
+(``snapshot_every`` in its config) instead of its final ``best.zip``, with the
+time, positions, pieces and curve of those N iterations only.
 ``--default`` marks the network as ``az``'s default for its games
 (:func:`agents.models.default_model` prefers it over the others that cover
 the game) and takes the mark from the shipped model that had it.
@@ -35,8 +38,61 @@ import yaml
 from training.cli import CliError, run_cli
 
 
-def run_facts(run_dir: Path) -> dict[str, Any]:
-    """The config, training pieces, totals and learning curve of a search-training run directory."""
+def network_file(run_dir: Path, iteration: int | None) -> Path:
+    """The run's result (``best.zip``), or its snapshot after ``iteration`` iterations."""
+    if iteration is None:
+        return run_dir / "best.zip"
+    from training.search_train import snapshot_path
+
+    path = snapshot_path(run_dir, iteration)
+    if not path.is_file():
+        kept = sorted(p.name for p in path.parent.glob("best-*.zip"))
+        raise CliError(
+            f"--iteration {iteration}: no snapshot {str(path)!r}; the run kept "
+            + (", ".join(kept) if kept else "none (train with snapshot_every: K to keep them)")
+        )
+    return path
+
+
+def truncate_state(state: dict[str, Any], iteration: int, run_dir: Path) -> dict[str, Any]:
+    """The run's state as it was after its first ``iteration`` iterations (for a snapshot).
+
+    Why: a snapshot's models-page entry gives the time, positions and pieces that made it, not the
+    whole run's. Each metrics row's ``wall_seconds`` is the run's time when that iteration ended.
+    """
+    if iteration < 1:
+        raise CliError(f"--iteration {iteration}: must be >= 1 (the iterations the snapshot had done)")
+    rows = state["metrics"][:iteration]
+    if len(rows) < iteration or "wall_seconds" not in rows[-1]:
+        raise CliError(
+            f"--iteration {iteration}: {str(run_dir)!r}'s metrics do not say when iteration "
+            f"{iteration - 1} ended (no wall_seconds in its row)"
+        )
+    pieces, spent = [], 0.0
+    for piece in state.get("pieces", []):
+        if piece["from_iteration"] >= iteration:
+            break
+        if piece["to_iteration"] >= iteration:
+            piece = {
+                **piece,
+                "to_iteration": iteration,
+                "wall_seconds": round(rows[-1]["wall_seconds"] - spent, 1),
+            }
+        pieces.append(piece)
+        spent += piece["wall_seconds"]
+    return {
+        **state,
+        "iteration": iteration,
+        "positions": sum(r["positions"] for r in rows),
+        "accepted": sum(r.get("gate_accepted", 0) for r in rows),
+        "pieces": pieces,
+        "metrics": rows,
+    }
+
+
+def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
+    """The config, training pieces, totals and learning curve of a search-training run directory
+    (up to its first ``iteration`` iterations when given)."""
     state_file = run_dir / "checkpoints" / "state.json"
     for needed in (run_dir / "best.zip", run_dir / "config.yaml", state_file):
         if not needed.is_file():
@@ -45,6 +101,8 @@ def run_facts(run_dir: Path) -> dict[str, Any]:
             )
     config = yaml.safe_load((run_dir / "config.yaml").read_text())
     state = json.loads(state_file.read_text())
+    if iteration is not None:
+        state = truncate_state(state, iteration, run_dir)
     metrics = state["metrics"]
     curve = [
         {k: v for k, v in row.items() if k == "iteration" or k.startswith(("eval_", "gate_"))}
@@ -90,16 +148,19 @@ def ship(
     commands: list[str],
     default: bool,
     dest: Path,
+    iteration: int | None = None,
 ) -> Path:
-    """Copy ``run_dir/best.zip`` to ``dest/NAME.zip`` and write ``dest/NAME.json``; returns the JSON's path."""
+    """Copy ``run_dir/best.zip`` (or the snapshot after ``iteration`` iterations) to ``dest/NAME.zip``
+    and write ``dest/NAME.json``; returns the JSON's path."""
     if not name.isidentifier():
         raise CliError(
             f"name {name!r}: use letters, digits and underscores (it becomes NAME.zip and ppo:NAME)"
         )
-    facts = run_facts(run_dir)
+    facts = run_facts(run_dir, iteration)
+    network = network_file(run_dir, iteration)
     cfg = facts["config"]
     players = cfg["players"] if isinstance(cfg["players"], list) else [cfg["players"]]
-    obs, actions = network_sizes(run_dir / "best.zip")
+    obs, actions = network_sizes(network)
     meta: dict[str, Any] = {
         "name": name,
         "model": f"{name}.zip",
@@ -108,7 +169,7 @@ def ship(
         "default": default,
         "observation_size": obs,
         "num_actions": actions,
-        "source": str(run_dir / "best.zip"),
+        "source": str(network),
         "command": command,
         **facts,
         "evaluation_command": "\n".join(commands),
@@ -125,7 +186,7 @@ def ship(
         meta["evaluation"] += [{**row, "command": command} for row in json.loads(path.read_text())]
     dest.mkdir(parents=True, exist_ok=True)
     replaced = take_default_mark(dest, name, meta["game"]) if default else []
-    shutil.copyfile(run_dir / "best.zip", dest / f"{name}.zip")
+    shutil.copyfile(network, dest / f"{name}.zip")
     out = dest / f"{name}.json"
     out.write_text(json.dumps(meta, indent=1) + "\n")
     for path, old in replaced:
@@ -176,6 +237,11 @@ def main(argv: list[str] | None = None) -> None:
         "--evaluation-command", action="append", default=[], help="the command that wrote each --evaluation"
     )
     ap.add_argument("--default", action="store_true", help="az's default network for its games")
+    ap.add_argument(
+        "--iteration",
+        type=int,
+        help="ship the snapshot after N iterations (snapshots/best-NNNN.zip), not best.zip",
+    )
     ap.add_argument("--dest", type=Path, default=Path(__file__).resolve().parents[1] / "agents" / "shipped")
     args = ap.parse_args(argv)
     out = ship(
@@ -187,6 +253,7 @@ def main(argv: list[str] | None = None) -> None:
         args.evaluation_command,
         args.default,
         args.dest,
+        args.iteration,
     )
     print(f"shipped {out.with_suffix('.zip')} and {out}")
 
