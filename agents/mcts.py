@@ -29,9 +29,9 @@ rollout evaluator (:func:`agents.search.search_rollouts`):
   selection uses the entry of the seat on move there, so 2, 3 and 4 players
   are all handled, and discard / noble sub-decisions belong to the same seat;
 * a finished game is worth ``(1 - shaping) * share + shaping * margin``, the
-  share being ``(r + 1) / 2`` of the engine's terminal reward ``r``
-  (:func:`splendor_env.rules.terminal_rewards`): 1 for a sole winner, 1/2 for
-  a co-winner or a truncated game, 0 for losers; ``margin`` is
+  share of the win (from :func:`splendor_env.rules.terminal_rewards`): 1 for a
+  sole winner, 1/k for each of k co-winners, 1/n for each seat of a truncated
+  n-player game, 0 for losers; ``margin`` is
   ``sigmoid((h_p - max_{q != p} h_q) / 3)`` with the material heuristic
   ``h = prestige + 0.3 * cards + 0.04 * gems + 0.08 * gold``, so a lost game
   still prefers a closer loss; at the depth cap the value is ``margin``;

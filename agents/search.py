@@ -171,18 +171,26 @@ def _margins(s: np.ndarray, out: np.ndarray) -> None:
 def rollout_value(s: np.ndarray, out: np.ndarray, shaping: float) -> None:
     """Value in [0, 1] for every seat after a rollout: the result if the game is over, else a heuristic.
 
-    A finished game is worth ``(1 - shaping) * (r + 1) / 2 + shaping * margin`` with ``r`` the
-    engine's terminal reward (1 a sole win, 1/2 a shared one or a truncation, 0 a loss), so a
-    lost game still prefers a closer loss; an unfinished one (depth cap) is worth ``margin``.
+    A finished game is worth ``(1 - shaping) * share + shaping * margin``, the share of the win:
+    1 a sole winner, 1/k each of k co-winners, 1/n each seat of a truncated n-player game, 0 a
+    loser. Why 1/k and not a flat 1/2: with 3-4 players a draw at 1/2 is worth more than a seat's
+    fair 1/n, so a trailing seat would play for the turn cap. ``margin`` makes a lost game still
+    prefer a closer loss; an unfinished one (depth cap) is worth ``margin``.
     """
     for p in range(MAX_PLAYERS):
         out[p] = 0.0
     _margins(s, out)
     if rules.is_over(s):
+        n = s[N_PLAYERS]
         raw = np.zeros(MAX_PLAYERS)
-        rules.terminal_rewards(s, raw)
-        for p in range(s[N_PLAYERS]):
-            out[p] = (1.0 - shaping) * (raw[p] + 1.0) * 0.5 + shaping * out[p]
+        rules.terminal_rewards(s, raw)  # +1 sole winner, 0 co-winner or truncated, -1 loser
+        sharing = 0
+        for p in range(n):
+            if raw[p] == 0.0:
+                sharing += 1
+        for p in range(n):
+            share = 1.0 if raw[p] > 0.0 else (1.0 / sharing if raw[p] == 0.0 else 0.0)
+            out[p] = (1.0 - shaping) * share + shaping * out[p]
 
 
 @njit(cache=True)

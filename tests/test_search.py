@@ -53,8 +53,40 @@ def test_a_finished_game_is_valued_from_the_engine_result(n: int) -> None:
         assert values[winners[0]] == pytest.approx(1.0)
         assert all(values[p] < 0 for p in range(n) if p != winners[0])
     shares = np.zeros(st.MAX_PLAYERS)
-    rollout_value(s, shares, 0.0)  # the rollout evaluator's share: (r + 1) / 2
-    assert shares[:n] == pytest.approx((rewards[:n] + 1) / 2)
+    rollout_value(s, shares, 0.0)  # the rollout evaluator's share of the win
+    if len(winners) == 1:
+        assert shares[:n] == pytest.approx((rewards[:n] + 1) / 2)
+
+
+@pytest.mark.parametrize(
+    ("n", "co_winners", "expected"),
+    [
+        (2, [0, 1], [0.5, 0.5]),
+        (3, [1, 2], [0.0, 0.5, 0.5]),
+        (4, [0, 2, 3], [1 / 3, 0.0, 1 / 3, 1 / 3]),
+        (3, None, [1 / 3] * 3),  # None: truncated at the turn cap
+        (4, None, [0.25] * 4),
+    ],
+)
+def test_the_rollout_value_splits_a_shared_or_truncated_game(
+    n: int, co_winners: list[int] | None, expected: list[float]
+) -> None:
+    s = _finished(n, seed=n)
+    if co_winners is None:
+        s[st.PHASE] = st.PHASE_TRUNCATED
+    else:
+        s[st.PHASE] = st.PHASE_GAME_OVER
+        for p in range(n):
+            s[st.OUTCOME + p] = int(p in co_winners)
+    shares = np.zeros(st.MAX_PLAYERS)
+    rollout_value(s, shares, 0.0)
+    assert shares[:n] == pytest.approx(expected)
+    assert shares[:n].sum() == pytest.approx(1.0)  # the seats share one win, whatever the count
+    margins = np.zeros(st.MAX_PLAYERS)
+    rollout_value(s, margins, 1.0)  # shaping 1: the material margin alone
+    mixed = np.zeros(st.MAX_PLAYERS)
+    rollout_value(s, mixed, 0.25)
+    assert mixed[:n] == pytest.approx(0.75 * np.array(expected) + 0.25 * margins[:n])
 
 
 def test_run_budget_counts_simulations_and_respects_the_clock() -> None:
