@@ -376,12 +376,9 @@ def merge_by(jobs: list[dict[str, Any]], results: list[MatchResult]) -> dict[tup
 # Checkpoints
 
 
-SNAPSHOTS = "snapshots"
-
-
 def snapshot_path(out: Path, iteration: int) -> Path:
     """Where ``snapshot_every`` keeps the gated network after ``iteration`` iterations."""
-    return out / SNAPSHOTS / f"best-{iteration:04d}.zip"
+    return out / "snapshots" / f"best-{iteration:04d}.zip"
 
 
 class Run:
@@ -408,21 +405,19 @@ class Run:
         """The checkpoint's files that step ``done`` changed (all the first time), each written aside and
         moved in place; ``state.json`` last, so a checkpoint is whole once it is there."""
         self.ckpt.mkdir(parents=True, exist_ok=True)
+        copies_of_best = [self.ckpt / "best.zip", self.out / "best.zip"]
+        every = self.cfg.snapshot_every
+        if done == "gate" and every and self.iteration % every == 0:
+            copies_of_best.append(snapshot_path(self.out, self.iteration))
+            copies_of_best[-1].parent.mkdir(exist_ok=True)
         files = {
             "selfplay": [(self.ckpt / "buffer.npz", buffer.save)],
             "train": [
                 (self.ckpt / "learner.zip", learner.save),
                 (self.ckpt / "optimizer.pt", lambda path: torch.save(optimizer.state_dict(), path)),
             ],
-            "gate": [
-                (path, lambda p: p.write_bytes(best))
-                for path in (self.ckpt / "best.zip", self.out / "best.zip")
-            ],
+            "gate": [(path, lambda p: p.write_bytes(best)) for path in copies_of_best],
         }
-        every = self.cfg.snapshot_every
-        if done == "gate" and every and self.iteration % every == 0:
-            (self.out / SNAPSHOTS).mkdir(exist_ok=True)
-            files["gate"].append((snapshot_path(self.out, self.iteration), lambda p: p.write_bytes(best)))
         for step, writes in files.items():
             for path, write in writes:
                 if step == done or not path.is_file():
