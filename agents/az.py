@@ -35,7 +35,7 @@ The network: ``az:MODEL`` (a shipped name such as ``ppo_base_3_4p``, or a path
 to a MaskablePPO ``.zip`` with the card-slot policy) or, with no model, the
 shipped network trained for the game being played
 (:func:`agents.models.default_model`): ``az_2p`` (trained from this search) for 2-player base games,
-``ppo_base_3_4p`` for 3 and 4 players, ``az_modules_2p`` (trained from this search) for
+``az_3_4p`` (trained from this search) for 3 and 4 players, ``az_modules_2p`` (trained from this search) for
 2 players with all four modules. A game no network covers is refused up front, naming it.
 
 Budget: ``sims`` simulations per move, or ``ms`` milliseconds (then the search

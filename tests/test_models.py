@@ -24,7 +24,7 @@ from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["az_2p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
+NAMES = ["az_2p", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
 ALL = ("cities", "trading_posts", "orient", "strongholds")
 
 
@@ -82,8 +82,8 @@ def test_metadata_matches_the_loaded_model(name: str) -> None:
     ("players", "modules", "name"),
     [
         (2, (), "az_2p"),
-        (3, (), "ppo_base_3_4p"),
-        (4, (), "ppo_base_3_4p"),
+        (3, (), "az_3_4p"),
+        (4, (), "az_3_4p"),
         (2, ALL, "az_modules_2p"),
         (2, ("strongholds", "orient", "cities", "trading_posts"), "az_modules_2p"),  # order is not a game
         (3, ALL, None),
@@ -158,7 +158,7 @@ def test_an_unknown_name_is_a_clear_error(
     (tmp_path / "models").mkdir()  # a folder is not a model
     with pytest.raises(
         FileNotFoundError,
-        match=r"shipped models: az_2p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p$",
+        match=r"shipped models: az_2p, az_3_4p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p$",
     ):
         resolve_model(given)
 
@@ -202,7 +202,8 @@ def test_an_unknown_ppo_spec_names_the_shipped_models(
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(
-        FileNotFoundError, match=r"'nope'.*az_2p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p"
+        FileNotFoundError,
+        match=r"'nope'.*az_2p, az_3_4p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p",
     ):
         agents.make("ppo:nope")
 
@@ -248,7 +249,7 @@ for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
 from agents.models import default_model, resolve_model, shipped_models
 
-assert sorted(shipped_models()) == ["az_2p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
+assert sorted(shipped_models()) == ["az_2p", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
 assert default_model(2, ()) == "az_2p"
 import numpy as np

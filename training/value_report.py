@@ -19,8 +19,8 @@ What it does:
   :func:`agents.runner.play_batched`: search agents (``needs_state``) get the
   state determinised for their seat, as in ``training.evaluate``;
 * the critic is that of ``--model``, by default the shipped network ``az`` uses
-  for the game (:func:`agents.models.default_model`: ``ppo_2p`` for 2-player base
-  games, ``ppo_base_3_4p`` for 3 and 4 players, ``ppo_modules_2p`` for 2 players
+  for the game (:func:`agents.models.default_model`: ``az_2p`` for 2-player base
+  games, ``az_3_4p`` for 3 and 4 players, ``az_modules_2p`` for 2 players
   with all four modules); a model trained for another game is refused, naming
   both. The agents default to ``ppo:<that shipped network>`` against ``greedy``
   (``ppo:<--model>`` when no shipped network covers the game);
