@@ -636,7 +636,7 @@ def test_tiny_three_player_run_writes_the_report(tmp_path, capsys) -> None:
     out = tmp_path / "report"
     summary = vr.main(["--players", "3", "--games", "2", "--agents", "greedy", "greedy", "--out", str(out)])
     printed = capsys.readouterr().out
-    assert "critic of ppo_base_3_4p; 2 games of 3p base greedy (A) vs greedy (B)" in printed
+    assert f"critic of {default_model(3)}; 2 games of 3p base greedy (A) vs greedy (B)" in printed
     data = json.loads((out / "value_report.json").read_text())
     assert data == json.loads(json.dumps(summary)) and data["model"] == default_model(3)
     assert data["overall"]["value"]["positions"] == 3 * data["decisions"]
