@@ -19,11 +19,10 @@ What it does:
   :func:`agents.runner.play_batched`: search agents (``needs_state``) get the
   state determinised for their seat, as in ``training.evaluate``;
 * the critic is that of ``--model``, by default the shipped network ``az`` uses
-  for the game (:func:`agents.models.default_model`: ``az_2p`` for 2-player base
-  games, ``az_3_4p`` for 3 and 4 players, ``az_modules_2p`` for 2 players
-  with all four modules); a model trained for another game is refused, naming
-  both. The agents default to ``ppo:<that shipped network>`` against ``greedy``
-  (``ppo:<--model>`` when no shipped network covers the game);
+  for the game (:func:`agents.models.default_model`; :mod:`agents.az` lists them);
+  a model trained for another game is refused, naming both. The agents default
+  to ``ppo:<that shipped network>`` against ``greedy`` (``ppo:<--model>`` when
+  no shipped network covers the game);
 * at every *main* decision (not a discard, noble or module choice) records every
   seat's observation (:func:`splendor_env.observation.observe`, the module
   observation in a module game), the turn number (``TURN``: one per seat's turn,
