@@ -158,7 +158,7 @@ def test_an_unknown_name_is_a_clear_error(
     (tmp_path / "models").mkdir()  # a folder is not a model
     with pytest.raises(
         FileNotFoundError,
-        match=r"shipped models: az_2p, az_3_4p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p$",
+        match=rf"shipped models: {', '.join(NAMES)}$",
     ):
         resolve_model(given)
 
@@ -203,7 +203,7 @@ def test_an_unknown_ppo_spec_names_the_shipped_models(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(
         FileNotFoundError,
-        match=r"'nope'.*az_2p, az_3_4p, az_modules_2p, ppo_2p, ppo_base_3_4p, ppo_modules_2p",
+        match=rf"'nope'.*{', '.join(NAMES)}",
     ):
         agents.make("ppo:nope")
 
