@@ -42,7 +42,8 @@ class NetworkSection(_Section):
 
 
 class SelfPlaySection(_Section):
-    """Self-play: every seat the same ``az`` agent with the current (gated) network."""
+    """Self-play: every seat the same ``az`` agent with the current (gated) network, or, in
+    ``opponent_share`` of the games, one seat against fixed ``opponents``."""
 
     games: Int(ge=1) = 32  # games per iteration
     sims: Int(ge=2) = 100  # simulations per move
@@ -54,6 +55,10 @@ class SelfPlaySection(_Section):
     target_temperature: Float(gt=0) = 1.0  # the policy target is visits^(1/this); below 1 sharpens it
     max_turns: Int(ge=1) = 100  # a longer game is truncated (value target 0 for every seat)
     games_per_job: Int(ge=1) = 8  # games sent to a worker at a time
+    # agent specs (greedy, ppo:MODEL, ...): opponent_share of the games seat the search in one seat
+    # and one of these in every other seat; only the search's seats are recorded
+    opponents: list[Str] = []
+    opponent_share: Float(ge=0, le=1) = 0.0
 
 
 class BufferSection(_Section):
@@ -148,7 +153,14 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
             path = cfg.init
         problem = model_zip_problem(path, cfg.modules)
         check(problem is None, "init", f"{problem} (or 'fresh' for a new network)")
+    check(
+        cfg.selfplay.opponent_share == 0 or bool(cfg.selfplay.opponents),
+        "selfplay.opponent_share",
+        f"is {cfg.selfplay.opponent_share} but selfplay.opponents is empty: name an agent (greedy) or set 0",
+    )
     if check_specs:
+        for i, spec in enumerate(cfg.selfplay.opponents):
+            check_agent_spec(spec, f"selfplay.opponents[{i}]", cfg.player_counts, tuple(cfg.modules))
         for i, spec in enumerate(cfg.eval.opponents):
             check_agent_spec(spec, f"eval.opponents[{i}]", cfg.player_counts, tuple(cfg.modules))
 

@@ -11,10 +11,18 @@ seat's :func:`splendor_env.rules.terminal_rewards` becomes the value target of
 that seat's positions (what :func:`agents.net.seat_values` expects of the
 critic: each seat's own result).
 
+Opponents: with ``selfplay.opponents`` and ``opponent_share`` set, that share
+of the games seat the search in one seat and a fixed agent (such as
+``greedy``) in the others (:func:`opponent_game`); only the search's seats are
+recorded. Why: pure self-play teaches the network positions between equals;
+the games a user scores it on are against other agents, whose positions and
+results it then sees too.
+
 Seeds: game ``g`` of iteration ``i`` is dealt, searched and sampled from
-seeds derived from ``(config seed, i, g)`` only (:func:`game_seeds`), so the
-records do not depend on the backend, the number of workers or how the games
-are cut into jobs.
+seeds derived from ``(config seed, i, g)`` only (:func:`game_seeds`), as is
+whether it has an opponent and where the search sits, so the records do not
+depend on the backend, the number of workers or how the games are cut into
+jobs.
 
 Networks travel to workers as the bytes of their MaskablePPO ``.zip``, so a
 Ray worker on another machine needs no shared file system.
@@ -89,6 +97,20 @@ def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
 def game_seeds(seed: int, iteration: int, game: int) -> tuple[int, int, int]:
     """(deal, search, determinisation-and-sampling) seeds of game ``game`` of ``iteration``."""
     return tuple(job_seed(seed, iteration, game, k) for k in range(3))  # type: ignore[return-value]
+
+
+def opponent_game(seed: int, iteration: int, game: int, num_players: int, share: float) -> int | None:
+    """The seat of the search in game ``game`` when it plays the fixed opponents, else ``None``.
+
+    A game has opponents with probability ``share``, drawn from ``(seed, iteration, game)``
+    alone (not from ``game``'s parity, which already alternates the player counts).
+    """
+    if share <= 0:
+        return None
+    draw = job_seed(seed, iteration, game, 3)
+    if (draw % 1_000_000) / 1_000_000 >= share:
+        return None
+    return int(job_seed(seed, iteration, game, 4) % num_players)
 
 
 def visit_target(counts: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -178,8 +200,13 @@ def play_selfplay_game(
     modules: tuple[str, ...],
     max_turns: int,
     seeds: tuple[int, int, int],
+    opponent: tuple[list[Agent], str, int] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """One game of ``recorder`` in every seat: its positions (:data:`FIELDS`) and its record.
+
+    With ``opponent = (agents, label, seat)``, ``recorder`` plays seat ``seat`` only and
+    ``agents[p]`` (reseeded from the game's seeds) every other seat ``p``; only ``seat`` is
+    recorded (a game cut short before its first choice records nothing).
 
     ``q`` is the search's own value of the position for the seat on move
     (``AZAgent.root_value``), a second, less noisy value target (``train.search_value_weight``).
@@ -189,21 +216,26 @@ def play_selfplay_game(
     deal, search, sample = seeds
     recorder.begin(search, sample)
     env = raw_env(num_players=num_players, modules=modules, max_turns=max_turns)
-    record = play_game(
-        [recorder] * num_players,
-        deal,
-        env=env,
-        rng=np.random.default_rng(sample + 1),
-        labels=["az"] * num_players,
-    )
+    seats: list[Agent] = [recorder] * num_players
+    labels = ["az"] * num_players
+    if opponent is not None:
+        agents, label, mine = opponent
+        seats = [recorder if p == mine else agents[p] for p in range(num_players)]
+        for p in range(num_players):
+            if p != mine:
+                agents[p].seed(sample + 2 + p)
+        labels = ["az" if p == mine else label for p in range(num_players)]
+    record = play_game(seats, deal, env=env, rng=np.random.default_rng(sample + 1), labels=labels)
     rewards = np.zeros(MAX_PLAYERS)
     terminal_rewards(env.game_state, rewards)
     rows = recorder.rows
     total = max(1, recorder.decisions)
+    space = env.observation_space(env.possible_agents[0])
+    obs_dim, num_actions = space["observation"].shape[0], space["action_mask"].shape[0]
     data = {
-        "obs": np.stack([r[0] for r in rows]),
-        "mask": np.stack([r[1] for r in rows]),
-        "policy": np.stack([r[2] for r in rows]),
+        "obs": np.array([r[0] for r in rows], np.float32).reshape(len(rows), obs_dim),
+        "mask": np.array([r[1] for r in rows], bool).reshape(len(rows), num_actions),
+        "policy": np.array([r[2] for r in rows], np.float32).reshape(len(rows), num_actions),
         "value": np.array([rewards[r[3]] for r in rows], np.float32),
         "q": np.array([r[5] for r in rows], np.float32),
         "seat": np.array([r[3] for r in rows], np.int8),
@@ -226,16 +258,35 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(1)
+    from agents import build
+
     sp = job["selfplay"]
     az = cached_agent(job["network"], "az", 0, sims=sp["sims"], c=sp["c"], fpu=sp["fpu"], batch=sp["batch"])
     recorder = SearchRecorder(az, sp["sample_moves"], sp["temperature"], sp["target_temperature"])
+    # one agent per seat and spec: an agent may keep state between its own moves
+    most = max(job["player_counts"])
+    opponents = {spec: [build(spec, seed=0) for _ in range(most)] for spec in sp["opponents"]}
     parts, records = [], []
     for g in job["games"]:
         n = job["player_counts"][g % len(job["player_counts"])]
         seeds = game_seeds(job["seed"], job["iteration"], g)
-        data, record = play_selfplay_game(recorder, n, tuple(job["modules"]), sp["max_turns"], seeds)
+        seat = opponent_game(job["seed"], job["iteration"], g, n, sp["opponent_share"]) if opponents else None
+        opponent = None
+        if seat is not None:
+            spec = sp["opponents"][job_seed(job["seed"], job["iteration"], g, 5) % len(opponents)]
+            opponent = (opponents[spec], spec, seat)
+        data, record = play_selfplay_game(
+            recorder, n, tuple(job["modules"]), sp["max_turns"], seeds, opponent
+        )
         parts.append(data)
-        records.append({**record, "game": g, "positions": len(data["value"])})
+        records.append(
+            {
+                **record,
+                "game": g,
+                "positions": len(data["value"]),
+                "search_seat": -1 if seat is None else seat,
+            }
+        )
     return {"data": concat(parts), "records": records}
 
 

@@ -59,6 +59,7 @@ import numpy as np
 import torch
 
 from agents.ppo import GAME_ATTR, CardSlotPolicy, ScaledObs, game_record, load_model
+from agents.runner import win_shares
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
 from training import search_config as config_mod
@@ -580,6 +581,7 @@ def search_train(
                         np.mean([r["positions"] for p in parts for r in p["records"]])
                     ),
                     "truncated": sum(r["truncated"] for p in parts for r in p["records"]),
+                    **opponent_win_rates([r for p in parts for r in p["records"]], cfg.player_counts),
                 }
                 if not run.warned_truncation:  # once a piece: the same config truncates every iteration
                     games = sum(len(p["records"]) for p in parts)
@@ -694,6 +696,23 @@ def _tb_name(key: str) -> str:
     """``train_policy_loss`` -> ``train/policy_loss``: TensorBoard groups by the first word."""
     head, _, rest = key.partition("_")
     return f"{head}/{rest}" if rest and head in ("train", "new", "gate", "eval") else f"selfplay/{key}"
+
+
+def opponent_win_rates(records: list[dict[str, Any]], player_counts: list[int]) -> dict[str, float]:
+    """The search's score in its self-play games against fixed opponents, per opponent (and count).
+
+    A sole win counts 1, a win shared by k seats 1/k. Free: these games are played anyway, and
+    there are more of them than the evaluation plays.
+    """
+    scores: dict[str, list[float]] = {}
+    for r in records:
+        seat = r.get("search_seat", -1)
+        if seat < 0:
+            continue
+        name = next(a for p, a in enumerate(r["agents"]) if p != seat)
+        suffix = f"_{r['num_players']}p" if len(player_counts) > 1 else ""
+        scores.setdefault(f"opponent_win_rate_vs_{name}{suffix}", []).append(win_shares(r)[seat])
+    return {k: float(np.mean(v)) for k, v in sorted(scores.items())}
 
 
 def gate_and_evaluate(
