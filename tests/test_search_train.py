@@ -51,6 +51,11 @@ def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
         ({"buffer": {"capacity": 5}}, "train.min_positions: must be <= buffer.capacity (5)"),
         ({"eval": {"modes": ["mcts"]}}, "eval.modes[0]: must be one of 'ppo' or 'az', got 'mcts'"),
         ({"device": "tpu"}, "device: must be one of"),
+        (
+            {"selfplay": {"opponent_share": 0.5}},
+            "selfplay.opponent_share: is 0.5 but selfplay.opponents is empty",
+        ),
+        ({"selfplay": {"opponent_share": 1.5}}, "selfplay.opponent_share: must be <= 1, got 1.5"),
     ],
 )
 def test_config_errors_name_the_key(change: dict[str, Any], message: str) -> None:
@@ -217,6 +222,104 @@ def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path)
     np.testing.assert_array_equal(data["value"], np.array(expected, np.float32)[data["seat"]])
     assert set(data["seat"].tolist()) == {0, 1} and data["phase"].min() >= 0 and data["phase"].max() < 1
     assert np.abs(data["q"]).max() <= 1.0 and np.unique(data["q"]).size > 2  # the search's own values
+
+
+def test_an_unknown_selfplay_opponent_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"selfplay.opponents\[1\]: unknown or unusable agent spec 'grady'"):
+        search_config.from_dict({"selfplay": {"opponents": ["greedy", "grady"], "opponent_share": 0.5}})
+
+
+def test_opponent_games_are_drawn_from_the_seeds_at_the_configured_share() -> None:
+    from training.search_selfplay import opponent_game
+
+    assert all(opponent_game(0, 3, g, 4, 0.0) is None for g in range(200))
+    seats = [opponent_game(0, 3, g, 4, 1.0) for g in range(200)]
+    assert set(seats) == {0, 1, 2, 3}  # every seat, not a fixed one
+    half = [opponent_game(0, 3, g, 3, 0.5) for g in range(2000)]
+    assert half == [opponent_game(0, 3, g, 3, 0.5) for g in range(2000)]  # reproducible
+    mixed = np.array([s is not None for s in half])
+    assert 0.45 < mixed.mean() < 0.55
+    # not tied to the parity of the game index, which alternates the player counts
+    assert 0.4 < mixed[::2].mean() < 0.6 and 0.4 < mixed[1::2].mean() < 0.6
+    assert half != [opponent_game(1, 3, g, 3, 0.5) for g in range(2000)]  # the config seed matters
+
+
+def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -> None:
+    from agents import build
+    from agents.az import AZAgent
+    from training.search_selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from training.search_train import fresh_model
+
+    cfg = search_config.from_dict(tiny(tmp_path, players=3), check_specs=False)
+    az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
+    greedy = [build("greedy", seed=0) for _ in range(3)]
+    data, record = play_selfplay_game(
+        SearchRecorder(az, 4, 1.0), 3, (), 200, game_seeds(0, 0, 1), (greedy, "greedy", 2)
+    )
+    assert record["agents"] == ["greedy", "greedy", "az"]
+    assert len(data["value"]) > 5 and set(data["seat"].tolist()) == {2}
+    won = 2 in record["winners"]
+    expected = 0.0 if record["truncated"] else (1.0 if record["winners"] == [2] else 0.0 if won else -1.0)
+    assert (data["value"] == expected).all()
+    np.testing.assert_allclose(data["policy"].sum(axis=1), 1.0, rtol=1e-6)
+    assert data["phase"].min() == 0.0  # the phase counts the search seat's own decisions
+
+
+def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> None:
+    from agents import build
+    from agents.az import AZAgent
+    from training.search_selfplay import FIELDS, SearchRecorder, concat, game_seeds, play_selfplay_game
+    from training.search_train import fresh_model
+
+    cfg = search_config.from_dict(tiny(tmp_path, players=4), check_specs=False)
+    az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
+    greedy = [build("greedy", seed=0) for _ in range(4)]
+    data, record = play_selfplay_game(
+        SearchRecorder(az, 4, 1.0), 4, (), 1, game_seeds(0, 0, 0), (greedy, "greedy", 3)
+    )
+    assert record["truncated"] and all(len(data[k]) == 0 for k in FIELDS)
+    full, _ = play_selfplay_game(SearchRecorder(az, 4, 1.0), 4, (), 8, game_seeds(0, 0, 0))
+    assert len(concat([data, full])["obs"]) == len(full["obs"])  # empty parts join the others
+
+
+def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_path: Path) -> None:
+    from training.backend import map_jobs
+    from training.search_selfplay import model_bytes, selfplay_job, selfplay_jobs
+    from training.search_train import fresh_model, opponent_win_rates
+
+    raw = tiny(tmp_path, players=[3, 4], selfplay__opponents=["greedy"], selfplay__opponent_share=0.5)
+    cfg = search_config.from_dict(raw, check_specs=False)
+    network = model_bytes(fresh_model(cfg))
+    sp = cfg.selfplay.model_dump()
+    whole = map_jobs(selfplay_job, selfplay_jobs(network, 0, cfg.seed, 6, 6, [3, 4], (), sp))
+    split = map_jobs(selfplay_job, selfplay_jobs(network, 0, cfg.seed, 6, 2, [3, 4], (), sp))
+    records = whole[0]["records"]
+    assert [r["actions"] for r in records] == [r["actions"] for p in split for r in p["records"]]
+    np.testing.assert_array_equal(whole[0]["data"]["obs"], np.concatenate([p["data"]["obs"] for p in split]))
+    mixed = [r for r in records if r["search_seat"] >= 0]
+    assert mixed and len(mixed) < len(records)
+    for r in mixed:
+        assert r["agents"][r["search_seat"]] == "az" and r["agents"].count("greedy") == r["num_players"] - 1
+    rates = opponent_win_rates(records, [3, 4])
+    assert set(rates) <= {"opponent_win_rate_vs_greedy_3p", "opponent_win_rate_vs_greedy_4p"} and rates
+    assert opponent_win_rates([r for r in records if r["search_seat"] < 0], [3, 4]) == {}
+
+
+def test_opponent_win_rates_score_sole_and_shared_wins() -> None:
+    from training.search_train import opponent_win_rates
+
+    def rec(n: int, seat: int, winners: list[int]) -> dict[str, Any]:
+        agents = ["greedy"] * n
+        if seat >= 0:
+            agents[seat] = "az"
+        return {"num_players": n, "search_seat": seat, "agents": agents, "winners": winners}
+
+    records = [rec(3, 0, [0]), rec(3, 1, [0]), rec(3, 2, [1, 2]), rec(3, -1, [0]), rec(4, 3, [3])]
+    assert opponent_win_rates(records, [3, 4]) == {
+        "opponent_win_rate_vs_greedy_3p": pytest.approx((1 + 0 + 0.5) / 3),
+        "opponent_win_rate_vs_greedy_4p": 1.0,
+    }
+    assert opponent_win_rates(records[:2], [3]) == {"opponent_win_rate_vs_greedy": 0.5}
 
 
 def test_root_value_is_the_mean_value_of_the_searched_moves() -> None:
