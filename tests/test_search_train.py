@@ -244,18 +244,26 @@ def test_opponent_games_are_drawn_from_the_seeds_at_the_configured_share() -> No
     assert half != [opponent_game(1, 3, g, 3, 0.5) for g in range(2000)]  # the config seed matters
 
 
-def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -> None:
+def game_against_greedy(
+    tmp_path: Path, n: int, seat: int, max_turns: int
+) -> tuple[dict[str, np.ndarray], dict[str, Any], Any]:
+    """An 8-simulation search with a fresh network in ``seat`` against ``greedy`` in the others."""
     from agents import build
     from agents.az import AZAgent
     from training.search_selfplay import SearchRecorder, game_seeds, play_selfplay_game
     from training.search_train import fresh_model
 
-    cfg = search_config.from_dict(tiny(tmp_path, players=3), check_specs=False)
-    az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
-    greedy = [build("greedy", seed=0) for _ in range(3)]
+    cfg = search_config.from_dict(tiny(tmp_path, players=n), check_specs=False)
+    recorder = SearchRecorder(AZAgent(model=fresh_model(cfg), seed=0, sims=8), 4, 1.0)
+    greedy = [build("greedy", seed=0) for _ in range(n)]
     data, record = play_selfplay_game(
-        SearchRecorder(az, 4, 1.0), 3, (), 200, game_seeds(0, 0, 1), (greedy, "greedy", 2)
+        recorder, n, (), max_turns, game_seeds(0, 0, 1), (greedy, "greedy", seat)
     )
+    return data, record, recorder
+
+
+def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -> None:
+    data, record, _ = game_against_greedy(tmp_path, 3, 2, 200)
     assert record["agents"] == ["greedy", "greedy", "az"]
     assert len(data["value"]) > 5 and set(data["seat"].tolist()) == {2}
     won = 2 in record["winners"]
@@ -266,19 +274,11 @@ def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -
 
 
 def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> None:
-    from agents import build
-    from agents.az import AZAgent
-    from training.search_selfplay import FIELDS, SearchRecorder, concat, game_seeds, play_selfplay_game
-    from training.search_train import fresh_model
+    from training.search_selfplay import FIELDS, concat, game_seeds, play_selfplay_game
 
-    cfg = search_config.from_dict(tiny(tmp_path, players=4), check_specs=False)
-    az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
-    greedy = [build("greedy", seed=0) for _ in range(4)]
-    data, record = play_selfplay_game(
-        SearchRecorder(az, 4, 1.0), 4, (), 1, game_seeds(0, 0, 0), (greedy, "greedy", 3)
-    )
+    data, record, recorder = game_against_greedy(tmp_path, 4, 3, 1)
     assert record["truncated"] and all(len(data[k]) == 0 for k in FIELDS)
-    full, _ = play_selfplay_game(SearchRecorder(az, 4, 1.0), 4, (), 8, game_seeds(0, 0, 0))
+    full, _ = play_selfplay_game(recorder, 4, (), 8, game_seeds(0, 0, 0))
     assert len(concat([data, full])["obs"]) == len(full["obs"])  # empty parts join the others
 
 
