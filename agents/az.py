@@ -37,6 +37,9 @@ shipped network trained for the game being played
 (:func:`agents.models.default_model`): ``az_2p`` (trained from this search) for 2-player base games,
 ``az_3_4p`` (trained from this search) for 3 and 4 players, ``az_modules_2p`` (trained from this search) for
 2 players with all four modules. A game no network covers is refused up front, naming it.
+A shipped network may record the ``c``, ``fpu`` and ``ptemp`` it is searched with
+(:data:`NETWORK_OPTIONS`; ``az_3_4p`` flattens its prior with ``ptemp=1.5``); an option
+written in the spec wins.
 
 Budget: ``sims`` simulations per move, or ``ms`` milliseconds (then the search
 runs in chunks of ``4 * batch`` simulations until the time is up, and is no
@@ -79,6 +82,12 @@ PARAMS: dict[str, tuple[type, object, str]] = {
     "ptemp": (float, 1.0, "temperature of the prior softmax (> 0)"),
 }
 
+#: The options a shipped network's metadata may set (``"az"`` in its ``NAME.json``, read by
+#: :func:`agents.models.search_options`): they say how to read that network's outputs (how flat
+#: its prior is, how far to trust its values), so they travel with it. An option given in the spec
+#: wins; the budget (``sims``, ``ms``) and ``batch`` are always the caller's.
+NETWORK_OPTIONS = ("c", "fpu", "ptemp")
+
 #: Nodes of a time-budgeted tree, and the bytes it may take (child ids and priors: 8 bytes per node
 #: and action), whichever is smaller: 20,000 nodes for the base game, about 6,700 with the module table.
 TIMED_TREE_NODES = 20_000
@@ -104,6 +113,21 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
     return out
 
 
+def network_options(path: str | Path | None) -> dict[str, object]:
+    """The search options a shipped network records (:data:`NETWORK_OPTIONS`), checked; ``{}`` for others."""
+    from .models import search_options
+
+    given = search_options(path) if path is not None else {}
+    unknown = sorted(set(given) - set(NETWORK_OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"network {str(path)!r}: its metadata sets az option(s) {unknown}; "
+            f"a network may set only {', '.join(NETWORK_OPTIONS)}"
+        )
+    checked = validate_params(given)
+    return {k: checked[k] for k in given}
+
+
 def parse_az_spec(rest: str) -> tuple[str | None, dict[str, str]]:
     """``"ppo_2p,sims=100"`` -> ``("ppo_2p", {"sims": "100"})``; no model: ``None`` (the game's own)."""
     from . import parse_options
@@ -123,6 +147,7 @@ class Network:
 
         self.ppo = PPOAgent(path, model=model, seed=seed)
         self.label = self.ppo.label
+        self.options = network_options(path)
         self.game = self.ppo.game
         self.weights = export_network(self.ppo.policy)
         self.num_actions = num_actions_of(self.weights)
@@ -169,6 +194,7 @@ class AZAgent(Agent):
     ):
         super().__init__(seed)
         self.params = validate_params(params)
+        self._given = set(params)  # these win over a network's own options (NETWORK_OPTIONS)
         self._seed = seed
         self.fixed = path is not None or model is not None
         self._nets: dict[tuple[int, tuple[str, ...]], Network] = {}
@@ -232,6 +258,11 @@ class AZAgent(Agent):
         self.network(num_players, tuple(modules))
 
     # -- search ----------------------------------------------------------------
+    def search_params(self, net: Network) -> dict[str, object]:
+        """The options a search with ``net`` runs with: the spec's, else the network's, else the defaults."""
+        own = {k: v for k, v in net.options.items() if k not in self._given}
+        return {**self.params, **own} if own else self.params
+
     def _tree(self, num_actions: int) -> Tree:
         if num_actions not in self._trees:
             p = self.params
@@ -246,9 +277,9 @@ class AZAgent(Agent):
         Also sets ``root_value``: the visit-weighted mean value of the root's children for that
         seat, which :mod:`training.search_selfplay` records next to the visits.
         """
-        p = self.params
         s = np.ascontiguousarray(state, dtype=np.int32)
         net = self.network(int(s[st.N_PLAYERS]), st.module_names(int(s[st.MODULES])))
+        p = self.search_params(net)
         seat = int(s[CURRENT])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
         tree = self._tree(net.num_actions)
@@ -294,6 +325,7 @@ class AZAgent(Agent):
 
 
 __all__ = [
+    "NETWORK_OPTIONS",
     "PARAMS",
     "AZAgent",
     "Network",

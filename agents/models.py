@@ -14,7 +14,9 @@ the policy was trained for), ``observation_size``, ``num_actions``,
 ``command`` (how it was trained), ``evaluation_command`` and ``evaluation``
 (the results of that command), with the full config and training summary.
 ``"default": true`` marks the network ``az`` uses for its games when several cover them
-(``python -m training.ship --default`` writes it).
+(``python -m training.ship --default`` writes it). ``"az": {"ptemp": 1.5}`` holds the search
+options ``az`` reads this network's outputs with (:func:`search_options`; ``training.ship
+--az-option`` writes them): how flat its prior should be is a property of the network.
 """
 
 from __future__ import annotations
@@ -98,6 +100,19 @@ def resolve_model(name_or_path: str | Path) -> Path:
     )
 
 
+def search_options(name_or_path: str | Path) -> dict[str, Any]:
+    """The ``az`` options a shipped model's metadata records (``"az"``); ``{}`` for any other file.
+
+    A shipped model is named as ``resolve_model`` accepts it, or by its path in the shipped folder.
+    """
+    name = _shipped_name(str(name_or_path))
+    if name is None:
+        p = Path(name_or_path)
+        in_shipped = p.suffix == ".zip" and p.exists() and p.resolve().parent == shipped_dir().resolve()
+        name = p.stem if in_shipped and p.stem in _load_all() else None
+    return dict(_load_all()[name].get("az", {})) if name is not None else {}
+
+
 def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -> str | None:
     """The shipped model trained for ``num_players`` and exactly ``modules``, or ``None`` if none is.
 
@@ -115,4 +130,11 @@ def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -
     return min(covering, key=lambda name: (not _load_all()[name].get("default", False), name))
 
 
-__all__ = ["default_model", "resolve_model", "shipped_dir", "shipped_models", "shipped_names"]
+__all__ = [
+    "default_model",
+    "resolve_model",
+    "search_options",
+    "shipped_dir",
+    "shipped_models",
+    "shipped_names",
+]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,7 @@ pytest.importorskip("sb3_contrib")
 import agents
 from agents.az import AZAgent, check_export, forward_numpy
 from agents.base import check_game
+from agents.models import resolve_model
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize
@@ -185,3 +189,51 @@ def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
     assert flush_subnormal_weights(model.policy) == 510
     for a, b in zip(before, outputs(), strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def _with_network_options(monkeypatch: pytest.MonkeyPatch, name: str, options: dict[str, object]) -> None:
+    """Make the shipped model ``name``'s metadata record ``options`` (``"az"``) for this test."""
+    from agents import models
+
+    real = models.shipped_models()
+    real[name]["az"] = options
+    monkeypatch.setattr(models, "_load_all", lambda: real)
+
+
+def test_a_shipped_networks_options_are_used_unless_the_spec_sets_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _with_network_options(monkeypatch, "ppo_2p", {"ptemp": 3.0, "c": 0.5})
+    s = sample_states(2, 1, seed=1, max_per_game=10)[5]
+    d = determinize(s, int(s[st.CURRENT]), 0)
+
+    def visits(spec: str) -> tuple[np.ndarray, dict[str, object]]:
+        agent = agents.make(spec, seed=0)
+        return agent.root_visits(d), agent.search_params(agent.network(2, ()))
+
+    own, own_params = visits("az:ppo_2p,sims=64")
+    assert (own_params["ptemp"], own_params["c"], own_params["sims"]) == (3.0, 0.5, 64)
+    spelled_out, _ = visits("az:models/ppo_2p.zip,sims=64,ptemp=3,c=0.5")  # the legacy name: same network
+    assert np.array_equal(own, spelled_out)  # the metadata's options are exactly the spec's
+    overridden, params = visits("az:ppo_2p,sims=64,ptemp=1")
+    assert (params["ptemp"], params["c"]) == (1.0, 0.5)  # the spec wins, key by key
+    defaults, _ = visits("az:ppo_2p,sims=64,ptemp=1,c=1.5")
+    assert not np.array_equal(own, defaults)  # the options change the search
+    copy = shutil.copy(resolve_model("ppo_2p"), tmp_path)  # a plain file now, not a shipped model
+    bare, params = visits(f"az:{copy},sims=64")
+    assert (params["ptemp"], params["c"]) == (1.0, 1.5) and np.array_equal(bare, defaults)
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"sims": 10}, r"sets az option\(s\) \['sims'\]; a network may set only c, fpu, ptemp"),
+        ({"ptemp": 0}, "ptemp=0.0"),
+    ],
+)
+def test_a_network_with_bad_options_is_refused_naming_them(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, object], words: str
+) -> None:
+    _with_network_options(monkeypatch, "ppo_2p", options)
+    with pytest.raises(ValueError, match=words):
+        agents.make("az:ppo_2p")

@@ -356,3 +356,14 @@ def test_az_default_model_from_the_wheel(installed_wheel: dict[str, Path]) -> No
     pytest.importorskip("sb3_contrib")
     done = _in_wheel(installed_wheel, "-c", WHEEL_SCRIPT, str(installed_wheel["site"]), "az:sims=8")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_search_options_a_shipped_model_records_are_ones_az_accepts(name: str) -> None:
+    from agents.az import network_options
+    from agents.models import search_options
+
+    options = search_options(name)
+    assert network_options(name) == options  # known keys, valid values, as recorded
+    assert search_options(shipped_dir() / f"{name}.zip") == options  # by its path in the folder too
+    assert search_options(ROOT / "README.md") == {} and search_options("nope.zip") == {}

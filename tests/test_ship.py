@@ -163,3 +163,18 @@ def test_default_model_prefers_the_network_marked_default(monkeypatch: pytest.Mo
     fake["zz_2p"]["default"] = False
     assert models.default_model(2, ()) == "aa_2p"  # then by name
     assert models.default_model(3, ()) is None
+
+
+def test_az_options_ship_with_the_network_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    out = ship(run, "az_opt", "d", "c", [], [], False, tmp_path / "out", az_options=["ptemp=1.5", "c=2"])
+    assert json.loads(out.read_text())["az"] == {"ptemp": 1.5, "c": 2.0}
+    assert "az" not in json.loads(ship(run, "az_none", "d", "c", [], [], False, tmp_path / "out").read_text())
+    for given, words in [
+        (["sims=50"], r"\['sims'\] cannot ship with a network; only c, fpu, ptemp"),
+        (["ptemp=0"], "ptemp=0.0"),
+        (["ptemp"], "expected KEY=VALUE"),
+    ]:
+        with pytest.raises(CliError, match=words):
+            ship(run, "az_bad", "d", "c", [], [], False, tmp_path / "out", az_options=given)
+    assert not (tmp_path / "out" / "az_bad.json").exists()

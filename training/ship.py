@@ -19,6 +19,9 @@ with the command that produced it (``evaluation``; the commands also in
 ``--iteration N`` ships the run's snapshot after N iterations
 (``snapshot_every`` in its config) instead of its final ``best.zip``, with the
 time, positions, pieces and curve of those N iterations only.
+``--az-option ptemp=1.5`` (repeatable) records a search option ``az`` reads this
+network with (``"az"`` in the metadata; only ``c``, ``fpu`` and ``ptemp``, see
+:data:`agents.az.NETWORK_OPTIONS`); an option given in an ``az`` spec still wins.
 ``--default`` marks the network as ``az``'s default for its games
 (:func:`agents.models.default_model` prefers it over the others that cover
 the game) and takes the mark from the shipped model that had it.
@@ -130,6 +133,29 @@ def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
     }
 
 
+def parse_az_options(items: list[str]) -> dict[str, object]:
+    """``["ptemp=1.5"]`` -> ``{"ptemp": 1.5}``: the ``az`` options the network ships with, checked as
+    ``az`` checks them (only :data:`agents.az.NETWORK_OPTIONS`: the budget stays the caller's)."""
+    from agents.az import NETWORK_OPTIONS, validate_params
+
+    given: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise CliError(f"--az-option {item!r}: expected KEY=VALUE, e.g. ptemp=1.5")
+        given[key.strip()] = value.strip()
+    unknown = sorted(set(given) - set(NETWORK_OPTIONS))
+    if unknown:
+        raise CliError(
+            f"--az-option: {unknown} cannot ship with a network; only {', '.join(NETWORK_OPTIONS)}"
+        )
+    try:
+        checked = validate_params(given)
+    except ValueError as e:
+        raise CliError(f"--az-option: {e}") from None
+    return {k: checked[k] for k in given}
+
+
 def network_sizes(model_path: Path) -> tuple[int, int]:
     """(observation floats, action ids) the network's zip declares."""
     import zipfile
@@ -149,6 +175,7 @@ def ship(
     default: bool,
     dest: Path,
     iteration: int | None = None,
+    az_options: list[str] | None = None,
 ) -> Path:
     """Copy ``run_dir/best.zip`` (or the snapshot after ``iteration`` iterations) to ``dest/NAME.zip``
     and write ``dest/NAME.json``; returns the JSON's path."""
@@ -171,6 +198,7 @@ def ship(
         "num_actions": actions,
         "source": str(network),
         "command": command,
+        **({"az": parse_az_options(az_options)} if az_options else {}),
         **facts,
         "evaluation_command": "\n".join(commands),
         "evaluation": [],
@@ -242,6 +270,13 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         help="ship the snapshot after N iterations (snapshots/best-NNNN.zip), not best.zip",
     )
+    ap.add_argument(
+        "--az-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a search option az reads this network with (c, fpu, ptemp), e.g. ptemp=1.5; repeatable",
+    )
     ap.add_argument("--dest", type=Path, default=Path(__file__).resolve().parents[1] / "agents" / "shipped")
     args = ap.parse_args(argv)
     out = ship(
@@ -254,6 +289,7 @@ def main(argv: list[str] | None = None) -> None:
         args.default,
         args.dest,
         args.iteration,
+        args.az_option,
     )
     print(f"shipped {out.with_suffix('.zip')} and {out}")
 
