@@ -103,14 +103,17 @@ def resolve_model(name_or_path: str | Path) -> Path:
 def search_options(name_or_path: str | Path) -> dict[str, Any]:
     """The ``az`` options a shipped model's metadata records (``"az"``); ``{}`` for any other file.
 
-    A shipped model is named as ``resolve_model`` accepts it, or by its path in the shipped folder.
+    Whatever ``resolve_model`` makes of ``name_or_path`` decides: a shipped name, an old
+    ``models/NAME.zip`` or a path into the shipped folder has the options; a file of one's own
+    (even one named like a shipped model) has none.
     """
-    name = _shipped_name(str(name_or_path))
-    if name is None:
-        p = Path(name_or_path)
-        in_shipped = p.suffix == ".zip" and p.exists() and p.resolve().parent == shipped_dir().resolve()
-        name = p.stem if in_shipped and p.stem in _load_all() else None
-    return dict(_load_all()[name].get("az", {})) if name is not None else {}
+    try:
+        path = Path(resolve_model(name_or_path)).resolve()
+    except FileNotFoundError:
+        return {}
+    if path.parent != shipped_dir().resolve() or path.stem not in _load_all():
+        return {}
+    return dict(_load_all()[path.stem].get("az", {}))
 
 
 def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -> str | None:

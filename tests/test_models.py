@@ -367,3 +367,18 @@ def test_search_options_a_shipped_model_records_are_ones_az_accepts(name: str) -
     assert network_options(name) == options  # known keys, valid values, as recorded
     assert search_options(shipped_dir() / f"{name}.zip") == options  # by its path in the folder too
     assert search_options(ROOT / "README.md") == {} and search_options("nope.zip") == {}
+
+
+def test_a_file_of_ones_own_named_like_a_shipped_model_has_no_search_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agents import models
+
+    recorded = shipped_models()
+    recorded["az_3_4p"]["az"] = {"ptemp": 1.5}
+    monkeypatch.setattr(models, "_load_all", lambda: recorded)
+    assert models.search_options("az_3_4p") == {"ptemp": 1.5}
+    assert models.search_options("models/az_3_4p.zip") == {"ptemp": 1.5}  # the old folder's name
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(shipped_dir() / "az_3_4p.zip", tmp_path / "az_3_4p.zip")  # now the name is this file
+    assert resolve_model("az_3_4p") == Path("az_3_4p.zip") and models.search_options("az_3_4p") == {}
