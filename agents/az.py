@@ -113,19 +113,24 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
     return out
 
 
+def check_network_options(given: dict[str, object], owner: str) -> dict[str, object]:
+    """``given`` typed and range-checked as ``az`` options, refused (naming ``owner``) unless every key
+    is one of :data:`NETWORK_OPTIONS`; what the metadata reader and ``training.ship`` both call."""
+    unknown = sorted(set(given) - set(NETWORK_OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"{owner} sets az option(s) {unknown}; a network may set only {', '.join(NETWORK_OPTIONS)}"
+        )
+    checked = validate_params(given)
+    return {k: checked[k] for k in given}
+
+
 def network_options(path: str | Path | None) -> dict[str, object]:
     """The search options a shipped network records (:data:`NETWORK_OPTIONS`), checked; ``{}`` for others."""
     from .models import search_options
 
     given = search_options(path) if path is not None else {}
-    unknown = sorted(set(given) - set(NETWORK_OPTIONS))
-    if unknown:
-        raise ValueError(
-            f"network {str(path)!r}: its metadata sets az option(s) {unknown}; "
-            f"a network may set only {', '.join(NETWORK_OPTIONS)}"
-        )
-    checked = validate_params(given)
-    return {k: checked[k] for k in given}
+    return check_network_options(given, f"network {str(path)!r}: its metadata")
 
 
 def parse_az_spec(rest: str) -> tuple[str | None, dict[str, str]]:
@@ -330,6 +335,7 @@ __all__ = [
     "AZAgent",
     "Network",
     "check_export",
+    "check_network_options",
     "export_network",
     "forward_numpy",
     "net_forward",

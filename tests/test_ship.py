@@ -171,9 +171,10 @@ def test_az_options_ship_with_the_network_and_bad_ones_are_refused(tmp_path: Pat
     assert json.loads(out.read_text())["az"] == {"ptemp": 1.5, "c": 2.0}
     assert "az" not in json.loads(ship(run, "az_none", "d", "c", [], [], False, tmp_path / "out").read_text())
     for given, words in [
-        (["sims=50"], r"\['sims'\] cannot ship with a network; only c, fpu, ptemp"),
+        (["sims=50"], r"sets az option\(s\) \['sims'\]; a network may set only c, fpu, ptemp"),
         (["ptemp=0"], "ptemp=0.0"),
-        (["ptemp"], "expected KEY=VALUE"),
+        (["ptemp"], "'ptemp' must be key=value"),
+        (["ptemp=1.5", "ptemp=2"], "'ptemp' given twice"),
     ]:
         with pytest.raises(CliError, match=words):
             ship(run, "az_bad", "d", "c", [], [], False, tmp_path / "out", az_options=given)

@@ -135,25 +135,14 @@ def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
 
 def parse_az_options(items: list[str]) -> dict[str, object]:
     """``["ptemp=1.5"]`` -> ``{"ptemp": 1.5}``: the ``az`` options the network ships with, checked as
-    ``az`` checks them (only :data:`agents.az.NETWORK_OPTIONS`: the budget stays the caller's)."""
-    from agents.az import NETWORK_OPTIONS, validate_params
+    ``az`` checks them when it reads the metadata (:func:`agents.az.check_network_options`)."""
+    from agents import parse_options
+    from agents.az import check_network_options
 
-    given: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise CliError(f"--az-option {item!r}: expected KEY=VALUE, e.g. ptemp=1.5")
-        given[key.strip()] = value.strip()
-    unknown = sorted(set(given) - set(NETWORK_OPTIONS))
-    if unknown:
-        raise CliError(
-            f"--az-option: {unknown} cannot ship with a network; only {', '.join(NETWORK_OPTIONS)}"
-        )
     try:
-        checked = validate_params(given)
+        return check_network_options(dict(parse_options(",".join(items))), "the shipped metadata")
     except ValueError as e:
         raise CliError(f"--az-option: {e}") from None
-    return {k: checked[k] for k in given}
 
 
 def network_sizes(model_path: Path) -> tuple[int, int]:
