@@ -105,17 +105,36 @@ class Tree:
         nodes = child[0, actions]
         return actions, visits[nodes], wsum[nodes, seat]
 
+    def root_lead(self) -> float:
+        """How many more visits the root's most-visited child has than the next one (all of them
+        if it is the only child)."""
+        child, visits = self.arrays[0], self.arrays[2]
+        v = visits[child[0][child[0] >= 0]]
+        if v.size < 2:
+            return float(v.sum())
+        top2 = np.partition(v, v.size - 2)[-2:]
+        return float(top2[1] - top2[0])
+
 
 def run_budget(
-    run: Callable[[int, int], int], sims: int, ms: float, chunk: int, max_nodes: int, first: int = 0
+    run: Callable[[int, int], int],
+    sims: int,
+    ms: float,
+    chunk: int,
+    max_nodes: int,
+    first: int = 0,
+    decided: Callable[[int], bool] | None = None,
 ) -> int:
     """Drive a search: ``run(k, n_nodes) -> n_nodes`` runs ``k`` more simulations.
 
-    ``ms == 0``: exactly ``sims`` simulations (``first`` of them in a first call, e.g. the
-    root's own evaluation so that its prior guides the rest). ``ms > 0``: chunks of
-    ``chunk`` simulations until the time is up or the tree is nearly full (then the
-    result is no longer reproducible from the seed alone). The caller compiles the search
-    before a timed move (:func:`warm_up`), so the first move's time is not spent compiling.
+    ``ms == 0``: ``sims`` simulations (``first`` of them in a first call, e.g. the root's own
+    evaluation so that its prior guides the rest); with ``decided``, in chunks of ``chunk``
+    and stopping early once ``decided(simulations left)`` says the rest cannot matter. The
+    chunks keep the simulations' batches as one call would, so a search that does not stop
+    early is the same search. ``ms > 0``: chunks of ``chunk`` simulations until the time is
+    up or the tree is nearly full (then the result is no longer reproducible from the seed
+    alone). The caller compiles the search before a timed move (:func:`warm_up`), so the
+    first move's time is not spent compiling.
     """
     deadline = time.perf_counter() + ms / 1000.0
     n = 1
@@ -124,7 +143,13 @@ def run_budget(
         n = run(first, n)
         done = first
     if ms == 0:
-        return run(sims - done, n) if sims > done else n
+        if decided is None:
+            return run(sims - done, n) if sims > done else n
+        while done < sims and not decided(sims - done):
+            k = min(chunk, sims - done)
+            n = run(k, n)
+            done += k
+        return n
     while time.perf_counter() < deadline and n < max_nodes - chunk:
         n = run(chunk, n)
     return n

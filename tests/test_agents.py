@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import agents
+from agents.az import PARAMS as AZ_PARAMS
 from agents.greedy import GreedyAgent
 from agents.mcts import PARAMS, MCTSAgent
 from agents.random_agent import RandomAgent
@@ -52,6 +53,7 @@ def test_phase_states_cover_every_phase() -> None:
 def test_known_specs_and_make() -> None:
     assert set(agents.known_specs()) == {"random", "greedy", "mcts", "ppo", "human", "az", "lookahead"}
     assert agents.known_specs()["mcts"].endswith("keys " + ", ".join(sorted(PARAMS)))
+    assert agents.known_specs()["az"].endswith("keys " + ", ".join(sorted(AZ_PARAMS)))
     assert isinstance(agents.make("random"), RandomAgent)
     assert isinstance(agents.make(" Greedy "), GreedyAgent)
     m = agents.make("mcts:sims=5, c=0.5,rollout=random", seed=1)

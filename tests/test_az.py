@@ -81,6 +81,48 @@ def test_simulation_budget(sims: int) -> None:
     assert int(np.floor(counts).sum()) == sims - 1
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_stop_plays_the_full_searchs_move_with_fewer_simulations(num_players: int) -> None:
+    full = agents.make("az:stop=0", seed=3)
+    fast = agents.make("az", seed=3)  # stop=1, the default
+    sims = {2: 1000, 3: 2000}[num_players]  # the default budget of each count
+    used = []
+    for s in sample_states(num_players, 1, seed=5, max_per_game=60)[::4]:
+        obs, mask, seat = decision_inputs(s)
+        if mask.sum() < 2:
+            continue
+        d = determinize(s, seat, 0)
+        assert fast.act(obs, mask, d) == full.act(obs, mask, d)
+        assert full.simulations == sims and fast.simulations <= sims
+        used.append(fast.simulations)
+    assert len(used) >= 5 and np.mean(used) < 0.9 * sims  # most moves are decided well before the end
+
+
+@pytest.mark.slow
+def test_an_early_stop_below_one_ends_sooner() -> None:
+    s = sample_states(3, 1, seed=5, max_per_game=30)[20]
+    obs, mask, seat = decision_inputs(s)
+    d = determinize(s, seat, 0)
+    used = {}
+    for stop in (0.0, 0.25, 1.0):
+        agent = agents.make(f"az:sims=600,stop={stop}", seed=1)
+        agent.act(obs, mask, d)
+        used[stop] = agent.simulations
+    assert used[0.25] <= used[1.0] <= used[0.0] == 600 and used[0.25] < 600
+
+
+def test_default_budget_by_player_count_and_the_spec_wins() -> None:
+    agent = agents.make("az", seed=0)
+    net = agent.network(3, ())
+    assert agent.search_params(agent.network(2, ()), 2)["sims"] == 1000
+    assert agent.search_params(net, 3)["sims"] == 2000 and agent.search_params(net, 4)["sims"] == 2000
+    assert agents.make("az:sims=300").search_params(net, 3)["sims"] == 300
+    s = sample_states(3, 1, seed=2, max_per_game=10)[5]
+    training_counts = agent.root_visits(determinize(s, int(s[st.CURRENT]), 0))  # no early stop: every visit
+    assert agent.simulations == 2000 and int(np.floor(training_counts).sum()) == 1999
+
+
 def test_time_budget_runs_until_time_is_up() -> None:
     agent = agents.make("az:ms=30", seed=0)
     s = sample_states(2, 1, seed=1, max_per_game=10)[5]
@@ -110,6 +152,7 @@ def test_picks_the_winning_purchase(az: AZAgent) -> None:
         ("az:fpu=nan", "fpu='nan'"),
         ("az:depth=3", "unknown az option(s) ['depth']"),
         ("az:sims=10,sims=20", "given twice"),
+        ("az:stop=1.5", "stop=1.5"),
     ],
 )
 def test_bad_options_are_named(spec: str, words: str) -> None:

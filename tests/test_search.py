@@ -104,6 +104,36 @@ def test_run_budget_counts_simulations_and_respects_the_clock() -> None:
     assert run_budget(run, 10, 1e6, 4, 20) <= 20  # a full tree stops a timed search
 
 
+def test_run_budget_stops_once_decided_in_whole_chunks() -> None:
+    calls: list[int] = []
+    asked: list[int] = []
+
+    def run(k: int, n: int) -> int:
+        calls.append(k)
+        return n + k
+
+    def decided(left: int) -> bool:
+        asked.append(left)
+        return left <= 5
+
+    assert run_budget(run, 18, 0.0, 4, 100, first=1, decided=decided) == 1 + 13  # the root node + 13 runs
+    assert calls == [1, 4, 4, 4] and asked == [17, 13, 9, 5]  # asked with what is left, before each chunk
+    calls.clear()
+    run_budget(run, 10, 0.0, 4, 100, first=1, decided=lambda left: False)
+    assert calls == [1, 4, 4, 1]  # never decided: every simulation, the last chunk short
+
+
+def test_root_lead_is_the_visits_between_the_two_most_visited_children() -> None:
+    tree = Tree(6, 4, priors=True)
+    child, visits = tree.arrays[0], tree.arrays[2]
+    assert tree.root_lead() == 0.0  # no child yet
+    child[0, 3], visits[1] = 1, 7.0
+    assert tree.root_lead() == 7.0  # an only child leads by all its visits
+    child[0, 0], visits[2] = 2, 9.0
+    child[0, 2], visits[3] = 3, 4.0
+    assert tree.root_lead() == 2.0
+
+
 def test_tree_reset_clears_what_the_last_search_used() -> None:
     tree = Tree(5, 3, priors=True)
     child, _, visits, _, wsum = tree.arrays[:5]
