@@ -48,7 +48,7 @@ longer reproducible from the seed alone). The default is 1000 simulations with
 early once its most-visited move leads the next by more than ``stop`` x the
 simulations left; the default ``stop=1`` ends it only when that move can no
 longer be overtaken, so the move is the one the whole budget would give, at
-about 70% of the simulations (the ladder page has the times).
+60-70% of the simulations (the ladder page has the times).
 """
 
 from __future__ import annotations
@@ -229,6 +229,7 @@ class AZAgent(Agent):
         self.net: Network | None = None
         self._timed_ready = False  # the search compiled before a timed move
         self.simulations = 0  # how many the last search ran (root_visits)
+        self.last_tree: Tree | None = None  # the tree of the last search (its root's children: root_stats)
         if self.fixed:
             self.net = Network(path, model, int(self.params["batch"]), seed)
         self.plays_modules = self.net is None or bool(self.net.game["modules"])  # read by base.check_game
@@ -318,7 +319,7 @@ class AZAgent(Agent):
         p = self.search_params(net, num_players)
         seat = int(s[CURRENT])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
-        tree = self._tree(net.num_actions, p)
+        tree = self.last_tree = self._tree(net.num_actions, p)
         tree.reset(seat)
         common = (
             float(p["c"]),

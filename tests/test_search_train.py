@@ -330,7 +330,8 @@ def test_root_value_is_the_mean_value_of_the_searched_moves() -> None:
     az = AZAgent(seed=0, sims=64)
     state = sample_states(2, 1, seed=3)[10]
     counts = az.root_visits(state)
-    _, visits, values = az._tree(az.network(2, ()).num_actions).root_stats(int(state[CURRENT]))
+    assert az.last_tree is not None
+    _, visits, values = az.last_tree.root_stats(int(state[CURRENT]))
     assert np.floor(counts).sum() == visits.sum() >= 60
     assert az.root_value == pytest.approx(values.sum() / visits.sum()) and -1.0 <= az.root_value <= 1.0
 
