@@ -287,7 +287,7 @@ class AZAgent(Agent):
         self.network(num_players, tuple(modules))
 
     # -- search ----------------------------------------------------------------
-    def search_params(self, net: Network, num_players: int = 2) -> dict[str, object]:
+    def search_params(self, net: Network, num_players: int) -> dict[str, object]:
         """The options a search with ``net`` runs with in a ``num_players`` game: the spec's, else the
         network's, else the defaults (``sims`` by player count, :data:`DEFAULT_SIMS`)."""
         own = {k: v for k, v in net.options.items() if k not in self._given}

@@ -252,7 +252,7 @@ def test_a_shipped_networks_options_are_used_unless_the_spec_sets_them(
 
     def visits(spec: str) -> tuple[np.ndarray, dict[str, object]]:
         agent = agents.make(spec, seed=0)
-        return agent.root_visits(d), agent.search_params(agent.network(2, ()))
+        return agent.root_visits(d), agent.search_params(agent.network(2, ()), 2)
 
     own, own_params = visits("az:ppo_2p,sims=64")
     assert (own_params["ptemp"], own_params["c"], own_params["sims"]) == (3.0, 0.5, 64)
