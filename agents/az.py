@@ -228,7 +228,6 @@ class AZAgent(Agent):
         self._trees: dict[int, Tree] = {}
         self.net: Network | None = None
         self._timed_ready = False  # the search compiled before a timed move
-        self.simulations = 0  # how many the last search ran (root_visits)
         self.last_tree: Tree | None = None  # the tree of the last search (its root's children: root_stats)
         if self.fixed:
             self.net = Network(path, model, int(self.params["batch"]), seed)
@@ -303,15 +302,18 @@ class AZAgent(Agent):
             self._trees[key] = Tree(nodes, num_actions, int(p["batch"]), priors=True)
         return self._trees[key]
 
-    def root_visits(self, state: np.ndarray, stop: float = 0.0) -> np.ndarray:
+    @property
+    def simulations(self) -> int:
+        """How many simulations the last search ran (0 before the first)."""
+        return 0 if self.last_tree is None else int(self.last_tree.arrays[2][0])
+
+    def root_visits(self, state: np.ndarray, early_stop: bool = False) -> np.ndarray:
         """Visit count of every root action after one search from ``state`` (seat on move).
 
-        ``stop > 0`` ends the search once the most-visited action leads the next by more than
-        ``stop`` x the simulations left (the ``stop`` option; :meth:`act` uses it, training
-        targets do not, as it leaves the other counts short). Also sets ``root_value``: the
-        visit-weighted mean value of the root's children for that seat, which
-        :mod:`training.search_selfplay` records next to the visits, and ``simulations``: how
-        many the search ran.
+        ``early_stop`` applies the ``stop`` option (:meth:`act` does; training targets do not,
+        as it leaves the other counts short). Also sets ``root_value``: the visit-weighted mean
+        value of the root's children for that seat, which :mod:`training.search_selfplay`
+        records next to the visits.
         """
         s = np.ascontiguousarray(state, dtype=np.int32)
         num_players = int(s[st.N_PLAYERS])
@@ -339,6 +341,7 @@ class AZAgent(Agent):
             self._timed_ready = True
         # the root alone first: its prior guides the rest
         chunk = 4 * int(p["batch"])
+        stop = float(p["stop"]) if early_stop else 0.0  # run_budget ignores it in a timed search
 
         def decided(left: int) -> bool:
             return tree.root_lead() > stop * left
@@ -353,7 +356,6 @@ class AZAgent(Agent):
             decided=decided if stop > 0 else None,
         )
         actions, visits, values = tree.root_stats(seat)
-        self.simulations = int(tree.arrays[2][0])
         counts = np.zeros(tree.num_actions)
         # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
         counts[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
@@ -363,14 +365,12 @@ class AZAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         s, legal, mask = search_inputs("AZAgent", state, action_mask)
-        num_players = int(s[st.N_PLAYERS])
-        net = self.network(
-            num_players, st.module_names(int(s[st.MODULES]))
+        self.network(
+            int(s[st.N_PLAYERS]), st.module_names(int(s[st.MODULES]))
         )  # refuse a game no network covers
         if legal.size == 1:
             return int(legal[0])
-        p = self.search_params(net, num_players)
-        counts = self.root_visits(s, stop=float(p["stop"]) if p["ms"] == 0 else 0.0)
+        counts = self.root_visits(s, early_stop=True)
         return int(np.argmax(np.where(mask != 0, counts, -1.0)))
 
     def __repr__(self) -> str:
