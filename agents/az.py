@@ -312,7 +312,7 @@ class AZAgent(Agent):
 
         ``early_stop`` applies the ``stop`` option (:meth:`act` does; training targets do not,
         as it leaves the other counts short). Also sets ``root_value``: the visit-weighted mean
-        value of the root's children for that seat, which :mod:`training.search_selfplay`
+        value of the root's children for that seat, which :mod:`training.search.selfplay`
         records next to the visits.
         """
         s = np.ascontiguousarray(state, dtype=np.int32)

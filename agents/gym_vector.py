@@ -6,7 +6,7 @@ in ``SyncVectorEnv`` works (``vectorization_mode="sync"``) but pays a Python loo
 N opponents per step; this class runs the N games in one :class:`splendor_env.vector.SplendorBatch`
 and asks each opponent agent once per round for every game where it is on move (its
 ``act_batch``; search agents get one determinised state per game through
-:func:`agents.runner.batch_actions`, as everywhere else). ``python -m training.bench_vec``
+:func:`agents.runner.batch_actions`, as everywhere else). ``python -m training.bench.vec``
 measures both.
 
 It is the single-agent view (:class:`agents.gym_view.SplendorGymEnv`) N times over, with the same

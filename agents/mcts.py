@@ -48,7 +48,7 @@ rollout policy is the module heuristic of :mod:`agents.greedy`
 base game runs exactly as before (same tree size, same random stream).
 
 Default budget: ``sims=400``, tens of milliseconds per move on one core
-(``python -m training.bench_policies``); it beats ``greedy`` in about 90% of
+(``python -m training.bench.policies``); it beats ``greedy`` in about 90% of
 two-player games. With all four modules a move takes about 150 ms (longer
 games, a larger observation and mask) and it beat ``greedy`` in 195 of 200
 two-player games (``python -m training.evaluate mcts --opponents greedy

@@ -1,6 +1,6 @@
 """One opponent pool and one reward routing, for every learner that plays against opponents.
 
-Why here: self-play training (:class:`training.selfplay.SelfPlayVecEnv`, batched)
+Why here: self-play training (:class:`training.ppo.vec_env.SelfPlayVecEnv`, batched)
 and the single-agent Gymnasium view (:class:`agents.gym_view.SplendorGymEnv`,
 one game) both seat a learner against opponents drawn from weighted specs.
 Both draw from an :class:`OpponentPool` and credit the learner through a

@@ -1,4 +1,4 @@
-"""training.backend: jobs in order on every backend, and a local pool that outlives one call."""
+"""training.common.jobs: jobs in order on every backend, and a local pool that outlives one call."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from training.backend import chunks, local_pool, map_jobs, stop_pool
-from training.cli import CliError
+from training.common.cli import CliError
+from training.common.jobs import chunks, local_pool, map_jobs, stop_pool
 
 
 def pid_and_square(x: int) -> tuple[int, int]:
@@ -70,7 +70,7 @@ def _wait_gone(pid: int, seconds: float = 20.0) -> bool:
 
 POOL_SCRIPT = """
 import os, sys, time
-from training.backend import local_pool
+from training.common.jobs import local_pool
 pool = local_pool(1)
 print(pool.submit(os.getpid).result(), flush=True)
 pool.submit(time.sleep, 120)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from training import bench_ab
-from training.cli import CliError
+from training.bench import ab as bench_ab
+from training.common.cli import CliError
 
 FAKE_VECTOR = """
 import numpy as np

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from training import bench_env
+from training.bench import env as bench_env
 
 
 def test_benchmark_reports_every_figure(tmp_path) -> None:
@@ -102,6 +102,6 @@ def test_module_batch_below_one_is_a_clear_error(capsys) -> None:
 
 
 def test_the_cli_exits_zero_although_main_returns_its_figures() -> None:
-    from training.cli import run_cli
+    from training.common.cli import run_cli
 
     assert run_cli(lambda argv: {"figure": 1.0}, [], prog="bench") == 0

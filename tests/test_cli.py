@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from training.cli import CliError, run_cli
+from training.common.cli import CliError, run_cli
 
 
 def _raiser(exc: BaseException):
@@ -68,7 +68,7 @@ def test_play_cli_bad_agent_spec_is_one_line():
 
 SIGTERM_SCRIPT = """
 import sys, time
-from training.cli import run_cli
+from training.common.cli import run_cli
 
 def main(argv):
     try:

@@ -9,7 +9,7 @@ import yaml
 
 pytest.importorskip("yaml")
 
-from training import config as C  # noqa: E402
+from training.common import config as C  # noqa: E402
 
 #: The MaskablePPO configs (the search_*.yaml configs of training.search_train: tests/test_search_train.py).
 CONFIGS = sorted(
@@ -201,7 +201,7 @@ def test_load_errors(tmp_path: Path) -> None:
 
 
 def test_cli_reports_config_errors(capsys) -> None:
-    from training.cli import run_cli
+    from training.common.cli import run_cli
     from training.train import main
 
     assert run_cli(main, ["--config", str(CONFIGS[0]), "--set", "ppo.n_epochs=0"], prog="train") == 2

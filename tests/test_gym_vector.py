@@ -139,7 +139,7 @@ def test_search_opponents_get_determinised_states() -> None:
 
 
 def test_bench_vec_prints_both_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    from training import bench_vec
+    from training.bench import vec as bench_vec
 
     results = bench_vec.main(["--num-envs", "4", "--sync-envs", "2", "--seconds", "0.05"])
     assert results["batched"] > 0 and results["sync"] > 0

@@ -14,7 +14,7 @@ import agents
 import splendor_env
 from splendor_env.vector import MAX_SEED, SplendorBatch
 from training import play, records
-from training.cli import run_cli
+from training.common.cli import run_cli
 
 # -- SplendorBatch -----------------------------------------------------------------------------
 

@@ -200,7 +200,7 @@ def test_the_video_command_writes_one_gif_frame_per_move(
 def test_the_video_command_refuses_other_formats(tmp_path: Path) -> None:
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps({"num_players": 2, "seed": 0, "actions": []}) + "\n", encoding="utf-8")
-    from training.cli import run_cli
+    from training.common.cli import run_cli
 
     assert run_cli(records.main, ["video", str(path), "--out", str(tmp_path / "x.avi")]) == 2
     assert run_cli(records.main, ["video", str(path), "--index", "4", "--out", str(tmp_path / "x.gif")]) == 2

@@ -55,7 +55,7 @@ def test_bad_agents_are_refused(argv: list[str], message: str, capsys: pytest.Ca
 )
 def test_play_refuses_a_policy_for_a_game_it_was_not_trained_for(argv, message, capsys) -> None:
     """The shipped 2-player base-game policy is refused in a module game and at a 3-player table."""
-    from training.cli import run_cli
+    from training.common.cli import run_cli
     from training.play import main
 
     model = str(play.SHIPPED_POLICY)

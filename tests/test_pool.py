@@ -109,7 +109,7 @@ def test_gym_view_credits_a_game_ended_by_the_learner(num_players: int) -> None:
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_selfplay_credits_games_ended_by_opponents(num_players: int) -> None:
     pytest.importorskip("stable_baselines3")
-    from training.selfplay import SelfPlayVecEnv
+    from training.ppo.vec_env import SelfPlayVecEnv
 
     env = SelfPlayVecEnv(16, OpponentPool([("greedy", 1.0, None)], seed=0), num_players, seed=1)
     obs = env.reset()
@@ -184,7 +184,7 @@ def test_bad_entries_are_refused() -> None:
 
 def test_search_opponents_get_their_decision_state_in_selfplay_and_the_gym_view() -> None:
     pytest.importorskip("stable_baselines3")
-    from training.selfplay import SelfPlayVecEnv
+    from training.ppo.vec_env import SelfPlayVecEnv
 
     rec = Recorder()
     env = SelfPlayVecEnv(4, OpponentPool([(rec, 1.0, None)], seed=0), 3, seed=0)

@@ -17,9 +17,9 @@ pytest.importorskip("sb3_contrib")
 
 import splendor_env  # noqa: E402
 from agents.ppo import GAME_ATTR, PPOAgent, game_of, load_model  # noqa: E402
-from training import config as C  # noqa: E402
-from training.games import check_plays, plays  # noqa: E402
-from training.model_file import model_zip_problem  # noqa: E402
+from training.common import config as C  # noqa: E402
+from training.common.games import check_plays, plays  # noqa: E402
+from training.common.model_file import model_zip_problem  # noqa: E402
 from training.train import build_env, build_model  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "shipped" / "ppo_2p.zip"

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from training import search_config
-from training.config import ConfigError
-from training.search_selfplay import ReplayBuffer, choose_move, sharpen, visit_target
+from training.common.config import ConfigError
+from training.search import config as search_config
+from training.search.selfplay import ReplayBuffer, choose_move, sharpen, visit_target
 
 
 def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
@@ -205,7 +205,7 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
 
 def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
     from agents.az import AZAgent
-    from training.search_selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
     from training.search_train import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
@@ -230,7 +230,7 @@ def test_an_unknown_selfplay_opponent_is_refused_naming_it() -> None:
 
 
 def test_opponent_games_are_drawn_from_the_seeds_at_the_configured_share() -> None:
-    from training.search_selfplay import opponent_game
+    from training.search.selfplay import opponent_game
 
     assert all(opponent_game(0, 3, g, 4, 0.0) is None for g in range(200))
     seats = [opponent_game(0, 3, g, 4, 1.0) for g in range(200)]
@@ -250,7 +250,7 @@ def game_against_greedy(
     """An 8-simulation search with a fresh network in ``seat`` against ``greedy`` in the others."""
     from agents import build
     from agents.az import AZAgent
-    from training.search_selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
     from training.search_train import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path, players=n), check_specs=False)
@@ -274,7 +274,7 @@ def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -
 
 
 def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> None:
-    from training.search_selfplay import FIELDS, concat, game_seeds, play_selfplay_game
+    from training.search.selfplay import FIELDS, concat, game_seeds, play_selfplay_game
 
     data, record, recorder = game_against_greedy(tmp_path, 4, 3, 1)
     assert record["truncated"] and all(len(data[k]) == 0 for k in FIELDS)
@@ -283,8 +283,8 @@ def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> N
 
 
 def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_path: Path) -> None:
-    from training.backend import map_jobs
-    from training.search_selfplay import model_bytes, selfplay_job, selfplay_jobs
+    from training.common.jobs import map_jobs
+    from training.search.selfplay import model_bytes, selfplay_job, selfplay_jobs
     from training.search_train import fresh_model, opponent_win_rates
 
     raw = tiny(tmp_path, players=[3, 4], selfplay__opponents=["greedy"], selfplay__opponent_share=0.5)
@@ -446,8 +446,8 @@ def test_wall_clock_limit_stops_cleanly_after_a_step(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
-    from training.backend import map_jobs
-    from training.search_selfplay import model_bytes, selfplay_job, selfplay_jobs
+    from training.common.jobs import map_jobs
+    from training.search.selfplay import model_bytes, selfplay_job, selfplay_jobs
     from training.search_train import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
@@ -467,7 +467,7 @@ def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from training.cli import run_cli
+    from training.common.cli import run_cli
     from training.search_train import main
 
     bad = tmp_path / "bad.yaml"

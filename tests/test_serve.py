@@ -1,4 +1,4 @@
-"""The browser app's JSON API (``training.serve``), against a real server on a free port.
+"""The browser app's JSON API (``training.app.server``), against a real server on a free port.
 
 Why over HTTP: the page trusts the server for everything, so what matters is
 what the server answers (a whole game played by posting moves, refused and

@@ -14,7 +14,7 @@ from agents import runner
 from agents.base import Agent, check_mask
 from splendor_env.observation import O_SEAT_ONEHOT, OBS_DIM, observe
 from training import records as rec_mod
-from training.cli import run_cli
+from training.common.cli import run_cli
 from training.tournament import (
     bradley_terry_elo,
     run_tasks,
@@ -223,7 +223,7 @@ def test_heatmap_colour_bar_is_in_percent_and_ratings_have_error_bars() -> None:
 
 
 def test_csv_numbers_are_clean() -> None:
-    from training.stats import clean_number
+    from training.common.stats import clean_number
 
     assert clean_number(3.47e-18) == "0.0000" and clean_number(-1e-9) == "0.0000"
     assert clean_number(0.123456) == "0.1235" and clean_number(1523.456, 1) == "1523.5"

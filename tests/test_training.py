@@ -13,10 +13,10 @@ import agents  # noqa: E402
 from agents.ppo import PPOAgent  # noqa: E402
 from splendor_env import state as st  # noqa: E402
 from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
-from training import config as C  # noqa: E402
+from training.common import config as C  # noqa: E402
+from training.common.stats import wilson as wilson_interval  # noqa: E402
 from training.evaluate import play_match  # noqa: E402
-from training.selfplay import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv  # noqa: E402
-from training.stats import wilson as wilson_interval  # noqa: E402
+from training.ppo.vec_env import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv  # noqa: E402
 from training.train import train  # noqa: E402
 
 

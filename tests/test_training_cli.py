@@ -18,11 +18,16 @@ pytest.importorskip("sb3_contrib")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as hs  # noqa: E402
 
-from training import bench_policies, evaluate, gym_quickstart, tournament  # noqa: E402
-from training import config as C  # noqa: E402
+from training import (
+    evaluate,
+    gym_quickstart,
+    tournament,  # noqa: E402
+)
 from training import train as train_mod  # noqa: E402
-from training.cli import run_cli  # noqa: E402
-from training.model_file import model_zip_problem  # noqa: E402
+from training.bench import policies as bench_policies
+from training.common import config as C  # noqa: E402
+from training.common.cli import run_cli  # noqa: E402
+from training.common.model_file import model_zip_problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "agents" / "shipped" / "ppo_2p.zip"

@@ -17,7 +17,7 @@ from agents.ppo import load_model  # noqa: E402
 from agents.runner import rotation_seating  # noqa: E402
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL  # noqa: E402
 from training import value_report as vr  # noqa: E402
-from training.cli import run_cli  # noqa: E402
+from training.common.cli import run_cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "ppo_2p.zip"

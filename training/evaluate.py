@@ -47,11 +47,11 @@ from agents.runner import play_batched, rotated_seat, rotation_seating
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import SplendorBatch
-from training.backend import BACKENDS, check_backend, map_jobs
-from training.cli import CliError, check_game_args, run_cli
-from training.games import check_plays, config_label
-from training.model_file import model_zip_problem
-from training.stats import wilson
+from training.common.cli import CliError, check_game_args, run_cli
+from training.common.games import check_plays, config_label
+from training.common.jobs import BACKENDS, check_backend, map_jobs
+from training.common.model_file import model_zip_problem
+from training.common.stats import wilson
 
 
 @dataclass
@@ -160,7 +160,7 @@ def model_path(spec: str) -> str | None:
     ``models/ppo_2p.zip`` all resolve through :func:`agents.models.resolve_model`,
     so the shipped models are found from any folder and from an installed wheel.
     A ``.zip`` (or ``ppo:`` path) that does not exist comes back as given, for
-    :func:`~training.model_file.model_zip_problem` to report.
+    :func:`~training.common.model_file.model_zip_problem` to report.
     """
     from agents import is_model_path
     from agents.models import resolve_model
@@ -254,7 +254,7 @@ def sit_outs(
     opponents: list[str], players: int | list[int], modules: tuple[str, ...] = ()
 ) -> dict[tuple[int, str], str]:
     """``{(player count, opponent): why}`` for every opponent that cannot play that configuration."""
-    from training.games import plays
+    from training.common.games import plays
 
     built = {spec: build(spec) for spec in opponents}
     out = {}

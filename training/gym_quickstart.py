@@ -27,8 +27,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
 import splendor_env  # noqa: F401 - registers splendor_env/Splendor-v1
-from training.cli import CliError, check_game_args, run_cli
-from training.stats import wilson
+from training.common.cli import CliError, check_game_args, run_cli
+from training.common.stats import wilson
 
 ENV_ID = "splendor_env/Splendor-v1"
 

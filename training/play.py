@@ -33,8 +33,8 @@ from agents.models import resolve_model
 from agents.runner import seat_of
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
-from training.cli import CliError, run_cli
-from training.games import check_plays
+from training.common.cli import CliError, run_cli
+from training.common.games import check_plays
 from training.records import write_records
 
 #: The shipped 2-player base-game policy (package data: :mod:`agents.models`).

@@ -42,7 +42,7 @@ from agents.runner import game_result, is_over, seat_of
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.render import render_text
-from training.cli import CliError, run_cli
+from training.common.cli import CliError, run_cli
 
 #: Fields compared by :func:`replay` between the record and the replayed game.
 RESULT_FIELDS = ("prestige", "cards", "winners", "truncated", "turns")

@@ -8,12 +8,12 @@ network alone; training the network towards what the search chose (its root
 visit counts) and towards the games' real results makes a better prior and
 value, and so a better search. Each iteration:
 
-1. **Self-play** (:mod:`training.search_selfplay`): ``selfplay.games`` games,
+1. **Self-play** (:mod:`training.search.selfplay`): ``selfplay.games`` games,
    every seat the same ``az`` agent with the current network; the first
    ``selfplay.sample_moves`` decisions sample from the visit counts so games
    differ. Every decision records the observation of the seat on move, its
    legal mask, the visit distribution over the legal ids and, at the end, that
-   seat's terminal reward. Games run on :func:`training.backend.map_jobs`
+   seat's terminal reward. Games run on :func:`training.common.jobs.map_jobs`
    (local processes or Ray), each seeded from (seed, iteration, game).
 2. **Replay buffer**: the last ``buffer.capacity`` positions.
 3. **Training**: ``train.epochs`` passes over the buffer, Adam, the actor's
@@ -62,12 +62,12 @@ from agents.ppo import GAME_ATTR, CardSlotPolicy, ScaledObs, game_record, load_m
 from agents.runner import win_shares
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
-from training import search_config as config_mod
-from training.backend import BACKENDS, check_backend, local_pool, map_jobs, stop_pool
-from training.cli import CliError, run_cli
+from training.common.cli import CliError, run_cli
+from training.common.jobs import BACKENDS, check_backend, local_pool, map_jobs, stop_pool
 from training.evaluate import MatchResult, job_seed
-from training.search_config import FRESH, SearchTrainConfig
-from training.search_selfplay import (
+from training.search import config as config_mod
+from training.search.config import FRESH, SearchTrainConfig
+from training.search.selfplay import (
     ReplayBuffer,
     concat,
     match_job,

@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from training.cli import CliError, run_cli
+from training.common.cli import CliError, run_cli
 
 
 def network_file(run_dir: Path, iteration: int | None) -> Path:

@@ -16,7 +16,7 @@ sat out and why. With several configurations each one's files go to
 ``--out/<players>p_<modules>/`` and ``--out/summary.json`` lists them all.
 
 Games run in this process, a local process pool, or on Ray
-(:mod:`training.backend`); every game carries its own seeds, so the
+(:mod:`training.common.jobs`); every game carries its own seeds, so the
 results are the same on every backend and for any number of workers.
 
 Schedule. A *table* is a choice of agents for the seats: every combination of
@@ -44,8 +44,8 @@ played; mean anchored at 1500) for two-player tables; OpenSkill
 (Plackett-Luce, games rated in schedule order, ranks from the standings;
 ``ordinal = mu - 3 sigma``) for three- and four-player tables; an agent
 seated twice is rated as two teams and takes the mean of their updates.
-The statistics live in :mod:`training.ratings`, the tables, CSV files and
-figure in :mod:`training.tournament_report` (both re-exported here).
+The statistics live in :mod:`training.matches.ratings`, the tables, CSV files and
+figure in :mod:`training.matches.report` (both re-exported here).
 
 Output in ``--out``: ``summary.json`` (everything), ``winrates.csv``
 (pairwise matrix with intervals), ``ratings.csv``, ``tournament.png``
@@ -71,19 +71,19 @@ import numpy as np
 from agents import Agent, build, runner
 from splendor_env import state as st
 from splendor_env.env import raw_env
-from training.backend import BACKENDS, check_backend, chunks, map_jobs
-from training.cli import CliError, check_game_args, run_cli
-from training.games import config_label, plays
-from training.ratings import (  # re-exported: the statistics used to live here
+from training.common.cli import CliError, check_game_args, run_cli
+from training.common.games import config_label, plays
+from training.common.jobs import BACKENDS, check_backend, chunks, map_jobs
+from training.common.stats import wilson  # re-exported
+from training.matches.ratings import (  # re-exported: the statistics used to live here
     bradley_terry_elo,
     elo_intervals,
     openskill_ratings,
     pair_score_tensor,
     pairwise_scores,
 )
+from training.matches.report import figure, format_tables, plot, summarise, write_outputs
 from training.records import write_records
-from training.stats import wilson  # re-exported
-from training.tournament_report import figure, format_tables, plot, summarise, write_outputs
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ def run_tasks(
     backend: str = "local",
     address: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Play all tasks on the chosen backend (:mod:`training.backend`), results in task order.
+    """Play all tasks on the chosen backend (:mod:`training.common.jobs`), results in task order.
 
     Every task carries its own seeds, so the records do not depend on the
     backend, the number of workers or which worker played which game.

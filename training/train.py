@@ -43,11 +43,11 @@ from agents.runner import BatchedGames
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import SplendorBatch
-from training import config as config_mod
-from training.cli import run_cli
-from training.config import TrainConfig
+from training.common import config as config_mod
+from training.common.cli import run_cli
+from training.common.config import TrainConfig
 from training.evaluate import MatchResult, play_match
-from training.selfplay import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv
+from training.ppo.vec_env import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv
 
 POLICIES = {"mlp": "MlpPolicy", "card_slots": CardSlotPolicy}
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "gelu": torch.nn.GELU}
@@ -521,7 +521,7 @@ class SelfPlayCallback(BaseCallback):
 
 def check_resume(path: str, modules: list[str] | None = None) -> None:
     """``--resume`` must name a loadable checkpoint for this game (checked before anything is created)."""
-    from training.model_file import model_zip_problem
+    from training.common.model_file import model_zip_problem
 
     problem = model_zip_problem(path, modules)
     if problem:

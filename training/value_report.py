@@ -137,8 +137,8 @@ from splendor_env import state as st
 from splendor_env.observation import obs_dim, observe
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS, PHASE, PHASE_MAIN, TURN
-from training.cli import CliError, check_game_args, run_cli
-from training.stats import bootstrap_counts, clean_number, percent, wilson
+from training.common.cli import CliError, check_game_args, run_cli
+from training.common.stats import bootstrap_counts, clean_number, percent, wilson
 
 #: First deal seed by default: far from every seed the shipped models were trained or selected on.
 DEFAULT_SEED = 10**9
@@ -642,7 +642,7 @@ def _winner_pick_lines(wp: dict[str, Any], n: int) -> list[str]:
 
 def format_report(summary: dict[str, Any]) -> str:
     """The readable tables (what the CLI prints)."""
-    from training.games import config_label
+    from training.common.games import config_label
 
     gm = summary["games"]
     game = summary.get("game", {"players": 2, "modules": []})
@@ -799,7 +799,7 @@ def load_critic(path: str, players: int = 2, modules: tuple[str, ...] | list[str
     """The policy whose critic is measured; refused (one line, naming model and game) unless a readable
     model trained for ``players`` with ``modules`` (the check :meth:`agents.ppo.PPOAgent.check_game` makes)."""
     from agents.ppo import PPOAgent, load_model
-    from training.model_file import model_zip_problem
+    from training.common.model_file import model_zip_problem
 
     path = shipped(path)
     problem = model_zip_problem(path)
@@ -843,7 +843,7 @@ def check_inputs(args: argparse.Namespace) -> tuple[tuple[Agent, Agent], Any]:
 
     Fills in the game's default ``args.model`` and ``args.agents`` (:func:`resolve_game_args`).
     """
-    from training.games import check_plays
+    from training.common.games import check_plays
 
     resolve_game_args(args)
     n, modules = args.players, tuple(args.modules)

@@ -1,4 +1,4 @@
-"""The browser app's server (``training.serve``) on a free port in a thread, and a JSON client for it.
+"""The browser app's server (``training.app.server``) on a free port in a thread, and a JSON client for it.
 
 Shared by the API tests and the browser tests, which both need a real server
 (the HTTP layer, its threads and its errors are what they test), started and
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from training.serve import make_server, warm_up
+from training.app.server import make_server, warm_up
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
-from training.cli import CliError
+from training.common.cli import CliError
 
 BACKENDS = ("local", "ray")
 J = TypeVar("J")

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python -m training.bench_env                 # full run (about 1-2 minutes)
-    python -m training.bench_env --seconds 0.5   # quick look
-    python -m training.bench_env --json out.json # also write the figures as JSON
+    python -m training.bench.env                 # full run (about 1-2 minutes)
+    python -m training.bench.env --seconds 0.5   # quick look
+    python -m training.bench.env --json out.json # also write the figures as JSON
 
 In one run, with uniformly random legal actions, 2 players, one thread, it prints:
 
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from training.cli import run_cli
+from training.common.cli import run_cli
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 
@@ -299,4 +299,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench_env"))
+    sys.exit(run_cli(main, prog="python -m training.bench.env"))

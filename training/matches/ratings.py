@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from training.stats import Z95, bootstrap_counts
+from training.common.stats import Z95, bootstrap_counts
 
 
 def standings(record: dict[str, Any]) -> list[tuple[bool, int, int]]:

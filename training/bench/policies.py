@@ -2,7 +2,7 @@
 
 CLI::
 
-    python -m training.bench_policies --agents greedy mcts mcts:sims=100 \\
+    python -m training.bench.policies --agents greedy mcts mcts:sims=100 \\
         [--anchors random greedy] [--games 40] [--players 2 3 4] [--modules cities orient] \\
         [--workers 2] [--states 200] [--seed 0] [--json FILE]
 
@@ -37,10 +37,10 @@ import numpy as np
 from agents import build
 from agents.positions import decision_inputs, sample_states
 from agents.runner import decision_state
-from training.backend import check_backend
-from training.cli import CliError, check_game_args, run_cli
+from training.common.cli import CliError, check_game_args, run_cli
+from training.common.games import plays
+from training.common.jobs import check_backend
 from training.evaluate import evaluate
-from training.games import plays
 
 
 def latency(spec: str, states: Sequence[np.ndarray], seed: int = 0) -> dict[str, float]:
@@ -159,7 +159,7 @@ def check_inputs(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m training.bench_policies", description=__doc__.split("\n")[0]
+        prog="python -m training.bench.policies", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "mcts"], help="agent specs")
     parser.add_argument("--anchors", nargs="+", default=["random", "greedy"], help="anchor specs")
@@ -190,4 +190,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench_policies"))
+    sys.exit(run_cli(main, prog="python -m training.bench.policies"))

@@ -1,6 +1,6 @@
 """The config of :mod:`training.search_train` (expert iteration): YAML -> typed pydantic models.
 
-Why a second schema next to :mod:`training.config`: a search-training run has
+Why a second schema next to :mod:`training.common.config`: a search-training run has
 other knobs (self-play search, replay buffer, gate) and none of PPO's; what the
 two share (the YAML scalar types, ``--set`` overrides, one-line errors naming
 the key) is imported from there, so both configs fail the same way.
@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from training.config import (
+from training.common.config import (
     ACTIVATIONS,
     ConfigError,
     Float,
@@ -145,7 +145,7 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
     )
     if cfg.init != FRESH:
         from agents.models import resolve_model
-        from training.model_file import model_zip_problem
+        from training.common.model_file import model_zip_problem
 
         try:
             path = str(resolve_model(cfg.init))
@@ -180,7 +180,7 @@ def from_dict(
 
 
 def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> SearchTrainConfig:
-    """Read a YAML config file (:func:`training.config.read_mapping`), apply overrides, parse and validate."""
+    """Read a YAML config file (:func:`training.common.config.read_mapping`), apply overrides, parse and validate."""
     return from_dict(read_mapping(path), overrides, check_specs)
 
 

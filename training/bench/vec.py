@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m training.bench_vec                      # 256 games, random opponents, 3 s each
-    python -m training.bench_vec --seconds 1 --sync-envs 64 --players 3 --modules cities
+    python -m training.bench.vec                      # 256 games, random opponents, 3 s each
+    python -m training.bench.vec --seconds 1 --sync-envs 64 --players 3 --modules cities
 
 Both environments play the same game (``gymnasium.make_vec("splendor_env/Splendor-v1", ...)``,
 the same options), with uniformly random legal learner actions drawn in compiled code
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from training.cli import CliError, check_game_args, run_cli
+from training.common.cli import CliError, check_game_args, run_cli
 
 
 def learner_steps_per_second(env: Any, seconds: float, seed: int = 0) -> float:
@@ -102,4 +102,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench_vec"))
+    sys.exit(run_cli(main, prog="python -m training.bench.vec"))

@@ -1,15 +1,15 @@
 """Self-play throughput of expert iteration: positions per second for 1 and N local workers and Ray.
 
-    python -m training.bench_selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--no-ray]
+    python -m training.bench.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--no-ray]
 
 Why: the iteration's self-play is where a search-training run spends its time;
 this measures what :func:`training.search_train.search_train` gets from more
 processes or from Ray on one machine, with the same jobs
-(:func:`training.search_selfplay.selfplay_jobs`) and the same games on every
+(:func:`training.search.selfplay.selfplay_jobs`) and the same games on every
 backend. Each figure is positions recorded / wall seconds of one
-:func:`training.backend.map_jobs` call, after an untimed call on the same
+:func:`training.common.jobs.map_jobs` call, after an untimed call on the same
 workers that compiles and warms their caches: as in a run, which keeps one
-local process pool (:func:`training.backend.local_pool`) or one Ray session for
+local process pool (:func:`training.common.jobs.local_pool`) or one Ray session for
 all its iterations, worker start-up is not counted.
 """
 
@@ -21,13 +21,13 @@ import sys
 import time
 from typing import Any
 
-from training.backend import local_pool, map_jobs
-from training.cli import run_cli
+from training.common.cli import run_cli
+from training.common.jobs import local_pool, map_jobs
 
 
 def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int, float]:
     """(positions, seconds) of one self-play call on warm workers (a first call warms them, untimed)."""
-    from training.search_selfplay import selfplay_job
+    from training.search.selfplay import selfplay_job
     from training.search_train import start_ray
 
     pool = local_pool(workers) if backend == "local" and workers > 1 else None
@@ -47,11 +47,11 @@ def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    from training import search_config
-    from training.search_selfplay import model_bytes, selfplay_jobs
+    from training.search import config as search_config
+    from training.search.selfplay import model_bytes, selfplay_jobs
     from training.search_train import initial_model
 
-    ap = argparse.ArgumentParser(prog="python -m training.bench_selfplay", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.bench.selfplay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--games", type=int, default=8, help="games per measurement")
     ap.add_argument("--sims", type=int, default=64, help="simulations per move")
@@ -94,4 +94,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench_selfplay"))
+    sys.exit(run_cli(main, prog="python -m training.bench.selfplay"))

@@ -4,8 +4,8 @@ Why a module of its own: what a tournament prints and writes depends only on
 its records (:mod:`training.records`), not on how they were scheduled or
 played; :mod:`training.tournament` plays and calls :func:`summarise`,
 :func:`format_tables` and :func:`write_outputs`. The ratings come from
-:mod:`training.ratings`, the intervals and number formats from
-:mod:`training.stats`.
+:mod:`training.matches.ratings`, the intervals and number formats from
+:mod:`training.common.stats`.
 
 Output in a configuration's folder: ``summary.json`` (everything),
 ``winrates.csv`` (pairwise matrix with intervals), ``ratings.csv`` and
@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 
 from agents.runner import win_shares
-from training.ratings import (
+from training.common.stats import Z95, clean_number, percent, wilson
+from training.matches.ratings import (
     bradley_terry_elo,
     elo_intervals,
     openskill_ratings,
     pair_score_tensor,
 )
-from training.stats import Z95, clean_number, percent, wilson
 
 # ---------------------------------------------------------------------------
 # Summary

@@ -286,7 +286,7 @@ def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
         )
     check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     if cfg.init_from is not None:
-        from training.model_file import model_zip_problem
+        from training.common.model_file import model_zip_problem
 
         problem = model_zip_problem(cfg.init_from, cfg.modules)
         check(problem is None, "init_from", str(problem))
@@ -337,7 +337,7 @@ def check_agent_spec(
 ) -> None:
     """An opponent spec must build an agent (``agents.make``) that plays the run's games."""
     from agents import build
-    from training.games import check_plays
+    from training.common.games import check_plays
 
     try:
         agent = build(spec)
