@@ -187,8 +187,8 @@ def test_value_target_mixes_the_result_and_the_search_value() -> None:
 def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -> None:
     import torch
 
+    from training.common.budgets import WallBudget
     from training.search_train import fresh_model, make_optimizer, train_network
-    from training.train import WallBudget
 
     raw = tiny(tmp_path, train__epochs=0.25, train__batch_size=10)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -526,8 +526,8 @@ def _random_buffer(policy: Any, size: int, seed: int = 0) -> ReplayBuffer:
 def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, value_lr: float) -> None:
     import torch
 
+    from training.common.budgets import WallBudget
     from training.search_train import critic_parameters, fresh_model, make_optimizer, train_network
-    from training.train import WallBudget
 
     raw = tiny(tmp_path, train__value_learning_rate=value_lr, train__learning_rate=1e-2)
     cfg = search_config.from_dict(raw, check_specs=False)

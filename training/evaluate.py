@@ -49,7 +49,7 @@ from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import SplendorBatch
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.games import check_plays, config_label
-from training.common.jobs import BACKENDS, check_backend, map_jobs
+from training.common.jobs import BACKENDS, check_backend, job_seed, map_jobs
 from training.common.model_file import model_zip_problem
 from training.common.stats import wilson
 
@@ -202,11 +202,6 @@ def _worker(job: dict[str, Any]) -> MatchResult:
         first_game=job["first_game"],
         modules=modules,
     )
-
-
-def job_seed(*key: int) -> int:
-    """A 31-bit seed from integers: the same for a job wherever and by whichever worker it runs."""
-    return int(np.random.SeedSequence(list(key)).generate_state(1)[0] >> 1)
 
 
 def player_list(players: int | list[int]) -> list[int]:

@@ -62,9 +62,11 @@ from agents.ppo import GAME_ATTR, CardSlotPolicy, ScaledObs, game_record, load_m
 from agents.runner import win_shares
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
+from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError, run_cli
-from training.common.jobs import BACKENDS, check_backend, local_pool, map_jobs, stop_pool
-from training.evaluate import MatchResult, job_seed
+from training.common.jobs import BACKENDS, check_backend, job_seed, local_pool, map_jobs, stop_pool
+from training.common.model import policy_kwargs
+from training.evaluate import MatchResult
 from training.search import config as config_mod
 from training.search.config import FRESH, SearchTrainConfig
 from training.search.selfplay import (
@@ -75,7 +77,6 @@ from training.search.selfplay import (
     selfplay_job,
     selfplay_jobs,
 )
-from training.train import ACTIVATIONS, WallBudget, describe_progress
 
 STEPS = ("selfplay", "train", "gate")
 PHASES = (("early", 0.0, 1 / 3), ("mid", 1 / 3, 2 / 3), ("late", 2 / 3, 1.01))
@@ -114,12 +115,9 @@ def fresh_model(cfg: SearchTrainConfig) -> Any:
         DummyVecEnv([SpacesEnv]),
         n_steps=2,
         batch_size=2,
-        policy_kwargs={
-            "net_arch": {"pi": list(cfg.network.net_arch), "vf": list(cfg.network.net_arch)},
-            "activation_fn": ACTIVATIONS[cfg.network.activation],
-            "features_extractor_class": ScaledObs,
-            "features_extractor_kwargs": {"card_features": True},
-        },
+        policy_kwargs=policy_kwargs(
+            cfg.network.net_arch, cfg.network.activation, ScaledObs, card_features=True
+        ),
         seed=cfg.seed,
         device="cpu",
         verbose=0,

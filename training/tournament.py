@@ -73,7 +73,7 @@ from splendor_env import state as st
 from splendor_env.env import raw_env
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.games import config_label, plays
-from training.common.jobs import BACKENDS, check_backend, chunks, map_jobs
+from training.common.jobs import BACKENDS, WORKER_AGENTS, check_backend, chunks, job_seed, map_jobs
 from training.common.stats import wilson  # re-exported
 from training.matches.ratings import (  # re-exported: the statistics used to live here
     bradley_terry_elo,
@@ -104,11 +104,6 @@ class GameTask:
 
 # ---------------------------------------------------------------------------
 # Schedule
-
-
-def _seed(*key: int) -> int:
-    """A 63-bit seed derived from integers (stable across runs and platforms)."""
-    return int(np.random.SeedSequence(list(key)).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
 def tables(num_agents: int, seats: int) -> list[tuple[int, ...]]:
@@ -154,10 +149,10 @@ def schedule(
                         table=t,
                         deal=deal,
                         seating=k,
-                        seed=_seed(seed, deal),
+                        seed=job_seed(seed, deal, bits=63),
                         agent_ids=order,
                         specs=tuple(specs[i] for i in order),
-                        agent_seeds=tuple(_seed(seed, t, deal, k, p) for p in range(players)),
+                        agent_seeds=tuple(job_seed(seed, t, deal, k, p, bits=63) for p in range(players)),
                         max_turns=max_turns,
                         modules=tuple(modules),
                     )
@@ -205,17 +200,12 @@ def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:
     }
 
 
-_WORKER_AGENTS: dict[tuple[str, int], Agent] = {}
-
-
 def run_task(task: GameTask) -> dict[str, Any]:
     """Worker entry point: builds (once per process) and reuses one agent per (spec, seat)."""
-    seat_agents = []
-    for seat, spec in enumerate(task.specs):
-        key = (spec, seat)
-        if key not in _WORKER_AGENTS:
-            _WORKER_AGENTS[key] = build(spec)
-        seat_agents.append(_WORKER_AGENTS[key])
+    seat_agents = [
+        WORKER_AGENTS.get(("spec", spec, seat), lambda spec=spec: build(spec))
+        for seat, spec in enumerate(task.specs)
+    ]
     return play_game(task, seat_agents)
 
 

@@ -44,68 +44,14 @@ from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import SplendorBatch
 from training.common import config as config_mod
+from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import run_cli
 from training.common.config import TrainConfig
+from training.common.model import linear_schedule, policy_kwargs
 from training.evaluate import MatchResult, play_match
 from training.ppo.vec_env import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv
 
 POLICIES = {"mlp": "MlpPolicy", "card_slots": CardSlotPolicy}
-ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "gelu": torch.nn.GELU}
-
-
-def linear_schedule(start: float, end: float):
-    """SB3 schedule: ``progress_remaining`` goes 1 -> 0 over the run."""
-
-    def schedule(progress_remaining: float) -> float:
-        return end + (start - end) * progress_remaining
-
-    return schedule
-
-
-class WallBudget:
-    """The run's one wall-clock limit (``max_wall_minutes``), shared by the warm start and PPO."""
-
-    def __init__(self, minutes: float | None, start: float | None = None) -> None:
-        self.start = time.perf_counter() if start is None else start
-        self.seconds = None if minutes is None else 60.0 * minutes
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def left(self) -> float | None:
-        """Seconds left (never negative), or None without a limit."""
-        return None if self.seconds is None else max(0.0, self.seconds - self.elapsed())
-
-    def expired(self) -> bool:
-        return self.seconds is not None and self.elapsed() >= self.seconds
-
-
-def _clock(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
-def describe_progress(
-    steps: int, total: int, steps_per_s: float, wall_elapsed: float = 0.0, wall_left: float | None = None
-) -> tuple[float, str]:
-    """Fraction done and a one-line status: steps, steps/s and the time left by the binding limit.
-
-    The run ends at ``total`` steps or when the wall budget runs out, whichever
-    comes first; the fraction and the time left follow that limit.
-    """
-    to_go = (total - steps) / steps_per_s if steps_per_s > 0 else None
-    by_wall = wall_left is not None and (to_go is None or wall_left < to_go)
-    text = f"{steps:,}/{total:,} steps, {steps_per_s:,.0f} steps/s, "
-    if by_wall:
-        text += f"{_clock(wall_left)} left (wall limit)"
-    elif to_go is not None:
-        text += f"{_clock(to_go)} left"
-    else:
-        text += "time left unknown"
-    fraction = steps / total if total else 1.0
-    if by_wall and wall_elapsed + wall_left > 0:
-        fraction = wall_elapsed / (wall_elapsed + wall_left)
-    return min(1.0, fraction), text
 
 
 class ProgressCallback(BaseCallback):
@@ -176,13 +122,10 @@ def game_meta(cfg: TrainConfig) -> dict[str, Any]:
 
 def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskablePPO:
     p = cfg.ppo
-    policy_kwargs: dict[str, Any] = {
-        "net_arch": {"pi": list(cfg.network.net_arch), "vf": list(cfg.network.net_arch)},
-        "activation_fn": ACTIVATIONS[cfg.network.activation],
-    }
-    if cfg.network.scale_obs:
-        policy_kwargs["features_extractor_class"] = ScaledObs
-        policy_kwargs["features_extractor_kwargs"] = {"card_features": cfg.network.card_features}
+    extractor = ScaledObs if cfg.network.scale_obs else None
+    kwargs = policy_kwargs(
+        cfg.network.net_arch, cfg.network.activation, extractor, card_features=cfg.network.card_features
+    )
     lr = (
         p.learning_rate
         if p.final_learning_rate is None
@@ -203,7 +146,7 @@ def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskableP
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,
         normalize_advantage=p.normalize_advantage,
-        policy_kwargs=policy_kwargs,
+        policy_kwargs=kwargs,
         tensorboard_log=tb_dir,
         seed=cfg.seed,
         device="cpu",

@@ -1,4 +1,4 @@
-"""Where tournament and evaluation jobs run: this machine's processes, or a Ray cluster.
+"""Jobs: where they run (this machine's processes or a Ray cluster), their seeds, and the agents they reuse.
 
 Why one module: tournaments and evaluations both map a picklable, module-level
 function over independent jobs and need the results in job order. Every job
@@ -21,9 +21,12 @@ import multiprocessing as mp
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
+
+import numpy as np
 
 from training.common.cli import CliError
 
@@ -183,3 +186,43 @@ def _map_ray(
 def chunks(items: Sequence[J], size: int) -> list[list[J]]:
     """``items`` cut into consecutive lists of at most ``size`` (fewer round trips to a worker)."""
     return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
+
+
+def job_seed(*key: int, bits: int = 31) -> int:
+    """A ``bits``-bit seed (31 or 63) from integers: the same for a job wherever and by whichever worker it runs."""
+    if bits == 31:
+        return int(np.random.SeedSequence(list(key)).generate_state(1)[0] >> 1)
+    if bits == 63:
+        return int(np.random.SeedSequence(list(key)).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+    raise ValueError(f"job_seed: bits must be 31 or 63, got {bits}")
+
+
+class AgentCache:
+    """Agents built once per worker process and reused by every job it runs, the oldest dropped first.
+
+    Why: building an agent can cost a second or more (loading a network), and a
+    worker runs many jobs of the same agents. The key says what makes two agents
+    the same (a spec and a seat, a network digest and options); the caller
+    reseeds an agent before each game, so reuse never changes a result.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._agents: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The agent cached under ``key``, built by ``build()`` the first time."""
+        if key in self._agents:
+            self._agents.move_to_end(key)
+            return self._agents[key]
+        while len(self._agents) >= self.capacity:
+            self._agents.popitem(last=False)
+        self._agents[key] = agent = build()
+        return agent
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+
+#: The one per-process agent cache of every job runner (tournaments, evaluations, search self-play).
+WORKER_AGENTS = AgentCache()

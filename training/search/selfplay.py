@@ -42,7 +42,8 @@ from agents.runner import play_game
 from splendor_env.env import raw_env
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import CURRENT, MAX_PLAYERS
-from training.evaluate import MatchResult, job_seed, play_match
+from training.common.jobs import WORKER_AGENTS, job_seed
+from training.evaluate import MatchResult, play_match
 
 #: Arrays of one batch of positions (a job's, the buffer's), in this order.
 FIELDS = ("obs", "mask", "policy", "value", "q", "seat", "phase")
@@ -66,9 +67,6 @@ def model_from_bytes(data: bytes) -> Any:
     return MaskablePPO.load(io.BytesIO(data), device="cpu")
 
 
-_AGENTS: dict[tuple[str, str], Any] = {}  # per process: (network digest, options) -> agent
-
-
 def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
     """An ``az`` or ``ppo`` agent for the network ``data``, built once per process and network.
 
@@ -79,13 +77,13 @@ def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
     from agents.az import AZAgent
     from agents.ppo import PPOAgent
 
-    key = (hashlib.sha1(data).hexdigest(), f"{kind}:{sorted(options.items())}")
-    if key not in _AGENTS:
-        if len(_AGENTS) >= 4:
-            _AGENTS.pop(next(iter(_AGENTS)))
+    key = ("network", hashlib.sha1(data).hexdigest(), f"{kind}:{sorted(options.items())}")
+
+    def make() -> Any:
         model = model_from_bytes(data)
-        _AGENTS[key] = AZAgent(model=model, seed=seed, **options) if kind == "az" else PPOAgent(model=model)
-    agent = _AGENTS[key]
+        return AZAgent(model=model, seed=seed, **options) if kind == "az" else PPOAgent(model=model)
+
+    agent = WORKER_AGENTS.get(key, make)
     agent.seed(seed)
     return agent
 
