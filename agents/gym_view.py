@@ -59,11 +59,12 @@ import numpy as np
 from gymnasium import spaces
 
 from splendor_env import state as st
-from splendor_env.env import OBS_HIGH, IllegalActionError, _as_action_id, raw_env
+from splendor_env.env import OBS_HIGH, IllegalActionError, as_action_id, raw_env
+from splendor_env.records import is_over, seat_of
 from splendor_env.render import render_as
 
 from .pool import LearnerReward, OpponentPool
-from .runner import decide, is_over, seat_of
+from .runner import decide
 
 OpponentsArg = Any  # str | Agent | Sequence[str | Agent] | Mapping[str, float] | OpponentPool
 
@@ -221,7 +222,7 @@ class SplendorGymEnv(gym.Env):
         if self._done:
             raise RuntimeError("step() called before reset() or after the episode ended; call reset()")
         game, me = self.game, f"player_{self.learner_seat}"
-        a = _as_action_id(action, self.action_space.n)
+        a = as_action_id(action, self.action_space.n)
         legal = 0 <= a < self.action_space.n and bool(game.observe(me)["action_mask"][a])
         if not legal:
             if self.illegal_action == "raise":

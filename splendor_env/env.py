@@ -111,7 +111,7 @@ class EnvConfig:
         return cls(**options)
 
 
-def _as_action_id(action: Any, n_actions: int = 72) -> int:
+def as_action_id(action: Any, n_actions: int = 72) -> int:
     """Accept Python/numpy integers (and 0-d integer arrays); reject anything else clearly."""
     if isinstance(action, (bool, np.bool_)):
         raise TypeError(f"action must be an integer id, got bool {action!r}")
@@ -241,7 +241,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def describe_action(self, action: int) -> str:
         """The action id in words, naming the card it concerns in the current state."""
         self._require_reset("describe_action()")
-        return describe(self._check_range(_as_action_id(action, self._n_actions)), self._state)
+        return describe(self._check_range(as_action_id(action, self._n_actions)), self._state)
 
     # -- AEC API --------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -312,7 +312,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = self._check_range(_as_action_id(action, self._n_actions))
+        a = self._check_range(as_action_id(action, self._n_actions))
         if not self._mask[a]:
             if self._terminate_on_illegal:
                 self._end_by_illegal_move(agent, a)
