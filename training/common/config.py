@@ -108,14 +108,20 @@ OptStr = Annotated[str | None, _optional(_str)]
 Str = Annotated[str, BeforeValidator(_str)]
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """A config mapping: an unknown key is an error (the message lists the known ones)."""
+
     model_config = ConfigDict(extra="forbid")
+
+
+#: ``players``: one count (``3``) or a list of counts one network learns together (``[3, 4]``).
+Players = Annotated[int | list[int], BeforeValidator(_players)]
 
 
 # -- the config ------------------------------------------------------------------
 
 
-class NetworkConfig(_Section):
+class NetworkConfig(Section):
     net_arch: list[Int(ge=1, le=4096)] = Field(
         default=[128, 128], min_length=1
     )  # hidden layers, pi / vf MLPs
@@ -127,7 +133,7 @@ class NetworkConfig(_Section):
     )
 
 
-class PPOConfig(_Section):
+class PPOConfig(Section):
     learning_rate: Float(gt=0) = 3e-4
     final_learning_rate: OptFloat(ge=0) = None  # linear decay to this value if set
     n_steps: Int(ge=1) = 64  # per game, per rollout
@@ -143,33 +149,33 @@ class PPOConfig(_Section):
     normalize_advantage: StrictBool = True
 
 
-class EnvOptions(_Section):
+class EnvOptions(Section):
     reward_mode: Literal["terminal", "shaped"] = "terminal"  # shaped: + shaping_scale * prestige gained
     shaping_scale: Float(ge=0) = 0.01
     max_turns: Int(ge=1) = DEFAULT_MAX_TURNS
 
 
-class PoolEntry(_Section):
+class PoolEntry(Section):
     spec: Str  # an agents.make spec ("random", "greedy", "ppo:PATH"...) or "snapshots"
     weight: Float(ge=0) = 1.0
     final_weight: OptFloat(ge=0) = None  # linear from weight (step 0) to this (last step)
 
 
-class OpponentsConfig(_Section):
+class OpponentsConfig(Section):
     pool: list[PoolEntry] = Field(default=[PoolEntry(spec="random")], min_length=1)
     snapshot_every: Int(ge=1) = 200_000  # learner steps between frozen copies of the learner
     max_snapshots: Int(ge=1) = 10  # keep the most recent ones
     snapshot_deterministic: StrictBool = False  # snapshots sample their moves by default
 
 
-class EvalConfig(_Section):
+class EvalConfig(Section):
     every: Int(ge=0) = 200_000  # learner steps between evaluations; 0 = only at the end
     games: Int(ge=1) = 200  # per opponent, seat-rotated
     opponents: list[Str] = ["random", "greedy"]
     best_opponent: OptStr = None  # eval opponent whose win rate selects best.zip (default: last)
 
 
-class PretrainConfig(_Section):
+class PretrainConfig(Section):
     """Optional warm start: imitate a teacher agent (behaviour cloning) before PPO."""
 
     teacher: OptStr = None  # agent spec, e.g. "greedy"; None = no pretraining
@@ -180,9 +186,9 @@ class PretrainConfig(_Section):
     value_coef: Float(ge=0) = 0.5  # value head also learns the discounted game outcome
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     # one player count, or a list: one policy trained on every count (n_envs split evenly between them)
-    players: Annotated[int | list[int], BeforeValidator(_players)] = 2
+    players: Players = 2
     modules: list[Str] = []  # any of cities, trading_posts, orient, strongholds
 
     @property
@@ -423,16 +429,32 @@ def with_defaults(model: type[BaseModel], raw: dict[str, Any], overrides: list[s
     return raw
 
 
+def parse_config(model: type[M], raw: dict[str, Any], overrides: list[str] | None = None) -> M:
+    """``raw`` over ``model``'s defaults, then the ``--set`` overrides, parsed: how every config is read.
+
+    The checks across fields are the caller's (each config has its own)."""
+    return parse_model(model, with_defaults(model, raw, overrides))
+
+
+def load_config(model: type[M], path: str | Path, overrides: list[str] | None = None) -> M:
+    """The YAML file ``path`` (:func:`read_mapping`) as :func:`parse_config` reads a mapping."""
+    return parse_config(model, read_mapping(path), overrides)
+
+
 def from_dict(
     raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
 ) -> TrainConfig:
     """Parse and validate a raw mapping (after applying ``--set`` overrides)."""
-    return validate(with_defaults(TrainConfig, raw, overrides), check_specs=check_specs)
+    cfg = parse_config(TrainConfig, raw, overrides)
+    _cross_checks(cfg, check_specs)
+    return cfg
 
 
 def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> TrainConfig:
     """Read a YAML config file, apply overrides, parse and validate."""
-    return from_dict(read_mapping(path), overrides, check_specs)
+    cfg = load_config(TrainConfig, path, overrides)
+    _cross_checks(cfg, check_specs)
+    return cfg
 
 
 def read_mapping(path: str | Path) -> dict[str, Any]:

@@ -1,17 +1,18 @@
-"""The config of :mod:`training.search_train` (expert iteration): YAML -> typed pydantic models.
+"""The config of expert iteration (:mod:`training.search.loop`): YAML -> typed pydantic models.
 
 Why a second schema next to :mod:`training.common.config`: a search-training run has
-other knobs (self-play search, replay buffer, gate) and none of PPO's; what the
-two share (the YAML scalar types, ``--set`` overrides, one-line errors naming
-the key) is imported from there, so both configs fail the same way.
+other knobs (self-play search, replay buffer, gate) and none of PPO's; the file is
+read by the one loader there (:func:`training.common.config.load_config`: the YAML
+checks, the defaults under ``--set`` overrides, one-line errors naming the key), so
+both configs are read and fail the same way. Only the checks across fields are here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from training.common.config import (
     ACTIVATIONS,
@@ -19,14 +20,13 @@ from training.common.config import (
     Float,
     Int,
     OptFloat,
+    Players,
+    Section,
     Str,
-    _players,
-    _Section,
     check_agent_spec,
     check_modules,
-    parse_model,
-    read_mapping,
-    with_defaults,
+    load_config,
+    parse_config,
 )
 
 #: ``init`` value meaning "a new, untrained card-slot network for the config's game".
@@ -34,14 +34,14 @@ FRESH = "fresh"
 EVAL_MODES = ("ppo", "az")
 
 
-class NetworkSection(_Section):
+class NetworkSection(Section):
     """The card-slot network built when ``init: fresh`` (ignored when starting from a model)."""
 
     net_arch: list[Int(ge=1, le=4096)] = Field(default=[128, 128], min_length=1)
     activation: Literal[ACTIVATIONS] = "relu"
 
 
-class SelfPlaySection(_Section):
+class SelfPlaySection(Section):
     """Self-play: every seat the same ``az`` agent with the current (gated) network, or, in
     ``opponent_share`` of the games, one seat against fixed ``opponents``."""
 
@@ -61,11 +61,11 @@ class SelfPlaySection(_Section):
     opponent_share: Float(ge=0, le=1) = 0.0
 
 
-class BufferSection(_Section):
+class BufferSection(Section):
     capacity: Int(ge=1) = 100_000  # positions kept; the oldest go first
 
 
-class TrainSection(_Section):
+class TrainSection(Section):
     batch_size: Int(ge=1) = 256
     epochs: Float(gt=0) = 2  # passes over the buffer per iteration; below 1, that part of it, drawn at random
     learning_rate: Float(gt=0) = 1e-3  # Adam
@@ -81,14 +81,14 @@ class TrainSection(_Section):
     min_positions: Int(ge=1) = 1_000  # no training until the buffer holds this many
 
 
-class GateSection(_Section):
+class GateSection(Section):
     games: Int(ge=0) = 40  # seat-rotated games, new network against the previous one; 0 = always accept
     sims: Int(ge=2) = 32  # simulations per move of both sides
     # accept when gate_score (the mean of rate * n / 2 over the player counts) reaches it
     threshold: Float(ge=0, le=1) = 0.55
 
 
-class EvalSection(_Section):
+class EvalSection(Section):
     every: Int(ge=0) = 5  # iterations between evaluations against fixed opponents; 0 = never
     games: Int(ge=1) = 40  # per opponent and mode, seat-rotated
     opponents: list[Str] = ["greedy"]
@@ -98,8 +98,8 @@ class EvalSection(_Section):
     sims: Int(ge=2) = 32  # simulations per move of the az mode
 
 
-class SearchTrainConfig(_Section):
-    players: Annotated[int | list[int], BeforeValidator(_players)] = 2
+class SearchTrainConfig(Section):
+    players: Players = 2
     modules: list[Str] = []  # any of cities, trading_posts, orient, strongholds
     seed: Int(ge=0) = 0
     output_dir: Str = "runs/search_2p"
@@ -165,23 +165,20 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
             check_agent_spec(spec, f"eval.opponents[{i}]", cfg.player_counts, tuple(cfg.modules))
 
 
-def validate(raw: dict[str, Any], check_specs: bool = True) -> SearchTrainConfig:
-    """Parse a raw mapping; the first problem becomes one :class:`ConfigError` line naming the key."""
-    cfg = parse_model(SearchTrainConfig, raw)
-    _cross_checks(cfg, check_specs)
-    return cfg
-
-
 def from_dict(
     raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
 ) -> SearchTrainConfig:
     """Parse and validate a raw mapping after the ``--set`` overrides (which can reach into defaults)."""
-    return validate(with_defaults(SearchTrainConfig, raw, overrides), check_specs)
+    cfg = parse_config(SearchTrainConfig, raw, overrides)
+    _cross_checks(cfg, check_specs)
+    return cfg
 
 
 def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> SearchTrainConfig:
-    """Read a YAML config file (:func:`training.common.config.read_mapping`), apply overrides, parse and validate."""
-    return from_dict(read_mapping(path), overrides, check_specs)
+    """Read a YAML config file (:func:`training.common.config.load_config`), parse and validate it."""
+    cfg = load_config(SearchTrainConfig, path, overrides)
+    _cross_checks(cfg, check_specs)
+    return cfg
 
 
 def to_dict(cfg: SearchTrainConfig) -> dict[str, Any]:
