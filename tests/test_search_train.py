@@ -1,4 +1,4 @@
-"""Expert iteration (training/search_train.py): config, self-play targets, buffer, runs, resume, backends."""
+"""Expert iteration (training/search/, training/search_train.py): config, self-play targets, buffer, runs, resume, backends."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ pytest.importorskip("sb3_contrib")
 
 from training.common.config import ConfigError
 from training.search import config as search_config
-from training.search.selfplay import ReplayBuffer, choose_move, sharpen, visit_target
+from training.search.replay import ReplayBuffer
+from training.search.selfplay import choose_move, sharpen, visit_target
 
 
 def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
@@ -87,6 +88,18 @@ def test_set_reaches_into_the_defaults(tmp_path: Path) -> None:
     assert cfg.eval.opponents == ["random"] and cfg.train.epochs == 0.5 and cfg.players == 3
     with pytest.raises(ConfigError, match="eval.opponents has no item '3'"):
         search_config.load(path, ["eval.opponents.3=random"], check_specs=False)
+
+
+def test_search_configs_are_read_by_the_one_loader_of_the_ppo_configs(tmp_path: Path) -> None:
+    from training.common.config import load_config
+    from training.search.config import SearchTrainConfig
+
+    path = tmp_path / "c.yaml"
+    path.write_text("players: [3, 4]\neval: {games: 10}\n")
+    overrides = ["eval.opponents.0=random", "gate.threshold=0.6"]
+    cfg = search_config.load(path, overrides, check_specs=False)
+    assert cfg == load_config(SearchTrainConfig, path, overrides)
+    assert (cfg.eval.opponents, cfg.eval.games, cfg.eval.modes) == (["random"], 10, ["ppo", "az"])
 
 
 def test_shipped_configs_are_valid() -> None:
@@ -164,7 +177,8 @@ def test_sharpened_target_keeps_the_order_and_the_legal_ids() -> None:
 def test_value_target_mixes_the_result_and_the_search_value() -> None:
     import torch
 
-    from training.search_train import fresh_model, losses
+    from training.search.learner import losses
+    from training.search.network import fresh_model
 
     cfg = search_config.from_dict({"players": 2}, check_specs=False)
     policy = fresh_model(cfg).policy
@@ -188,7 +202,8 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
     import torch
 
     from training.common.budgets import WallBudget
-    from training.search_train import fresh_model, make_optimizer, train_network
+    from training.search.learner import make_optimizer, train_network
+    from training.search.network import fresh_model
 
     raw = tiny(tmp_path, train__epochs=0.25, train__batch_size=10)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -205,8 +220,8 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
 
 def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
     from agents.az import AZAgent
+    from training.search.network import fresh_model
     from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
-    from training.search_train import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
@@ -250,8 +265,8 @@ def game_against_greedy(
     """An 8-simulation search with a fresh network in ``seat`` against ``greedy`` in the others."""
     from agents import build
     from agents.az import AZAgent
+    from training.search.network import fresh_model
     from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
-    from training.search_train import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path, players=n), check_specs=False)
     recorder = SearchRecorder(AZAgent(model=fresh_model(cfg), seed=0, sims=8), 4, 1.0)
@@ -274,7 +289,8 @@ def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -
 
 
 def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> None:
-    from training.search.selfplay import FIELDS, concat, game_seeds, play_selfplay_game
+    from training.search.replay import FIELDS, concat
+    from training.search.selfplay import game_seeds, play_selfplay_game
 
     data, record, recorder = game_against_greedy(tmp_path, 4, 3, 1)
     assert record["truncated"] and all(len(data[k]) == 0 for k in FIELDS)
@@ -283,9 +299,11 @@ def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> N
 
 
 def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_path: Path) -> None:
+    from agents.checkpoint import model_bytes
     from training.common.jobs import map_jobs
-    from training.search.selfplay import model_bytes, selfplay_job, selfplay_jobs
-    from training.search_train import fresh_model, opponent_win_rates
+    from training.search.gate import opponent_win_rates
+    from training.search.network import fresh_model
+    from training.search.selfplay import selfplay_job, selfplay_jobs
 
     raw = tiny(tmp_path, players=[3, 4], selfplay__opponents=["greedy"], selfplay__opponent_share=0.5)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -295,7 +313,9 @@ def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_pat
     split = map_jobs(selfplay_job, selfplay_jobs(network, 0, cfg.seed, 6, 2, [3, 4], (), sp))
     records = whole[0]["records"]
     assert [r["actions"] for r in records] == [r["actions"] for p in split for r in p["records"]]
-    np.testing.assert_array_equal(whole[0]["data"]["obs"], np.concatenate([p["data"]["obs"] for p in split]))
+    np.testing.assert_array_equal(
+        whole[0]["positions"]["obs"], np.concatenate([p["positions"]["obs"] for p in split])
+    )
     mixed = [r for r in records if r["search_seat"] >= 0]
     assert mixed and len(mixed) < len(records)
     for r in mixed:
@@ -306,7 +326,7 @@ def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_pat
 
 
 def test_opponent_win_rates_score_sole_and_shared_wins() -> None:
-    from training.search_train import opponent_win_rates
+    from training.search.gate import opponent_win_rates
 
     def rec(n: int, seat: int, winners: list[int]) -> dict[str, Any]:
         agents = ["greedy"] * n
@@ -337,7 +357,7 @@ def test_root_value_is_the_mean_value_of_the_searched_moves() -> None:
 
 
 def run_tiny(raw: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    from training.search_train import search_train
+    from training.search.loop import search_train
 
     return search_train(search_config.from_dict(raw), progress=False, log=lambda *_: None, **kwargs)
 
@@ -411,7 +431,9 @@ def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Pat
 
 
 def test_snapshots_are_kept_every_k_gated_iterations_and_only_then(tmp_path: Path) -> None:
-    from training.search_train import Run, fresh_model, make_optimizer
+    from training.search.learner import make_optimizer
+    from training.search.loop import Run
+    from training.search.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     run, learner = Run(cfg), fresh_model(cfg)
@@ -446,9 +468,10 @@ def test_wall_clock_limit_stops_cleanly_after_a_step(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
+    from agents.checkpoint import model_bytes
     from training.common.jobs import map_jobs
-    from training.search.selfplay import model_bytes, selfplay_job, selfplay_jobs
-    from training.search_train import fresh_model
+    from training.search.network import fresh_model
+    from training.search.selfplay import selfplay_job, selfplay_jobs
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     network = model_bytes(fresh_model(cfg))
@@ -463,7 +486,9 @@ def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
         ray.shutdown()
     assert [r["actions"] for r in local[0]["records"]] == [r["actions"] for p in remote for r in p["records"]]
     for key in ("obs", "policy", "value"):
-        np.testing.assert_array_equal(local[0]["data"][key], np.concatenate([p["data"][key] for p in remote]))
+        np.testing.assert_array_equal(
+            local[0]["positions"][key], np.concatenate([p["positions"][key] for p in remote])
+        )
 
 
 def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -477,7 +502,7 @@ def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_truncated_selfplay_is_reported_once_a_piece_with_the_key_to_change(tmp_path: Path) -> None:
-    from training.search_train import search_train, warn_truncation
+    from training.search.loop import search_train, warn_truncation
 
     cfg = search_config.from_dict(tiny(tmp_path, players=4))
     said: list[str] = []
@@ -495,7 +520,7 @@ def test_truncated_selfplay_is_reported_once_a_piece_with_the_key_to_change(tmp_
 
 
 def test_gate_pools_player_counts_on_the_two_player_scale() -> None:
-    from training.search_train import gate_score
+    from training.search.gate import gate_score
 
     assert gate_score({2: 0.6}) == pytest.approx(0.6)  # one count: its own rate
     assert gate_score({3: 1 / 3, 4: 1 / 4}) == pytest.approx(0.5)  # chance at both tables
@@ -527,7 +552,8 @@ def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, val
     import torch
 
     from training.common.budgets import WallBudget
-    from training.search_train import critic_parameters, fresh_model, make_optimizer, train_network
+    from training.search.learner import critic_parameters, make_optimizer, train_network
+    from training.search.network import fresh_model
 
     raw = tiny(tmp_path, train__value_learning_rate=value_lr, train__learning_rate=1e-2)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -563,7 +589,8 @@ def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, val
 def test_resume_takes_the_configs_rates_and_names_a_changed_critic_group(tmp_path: Path) -> None:
     import torch
 
-    from training.search_train import fresh_model, make_optimizer, resume_optimizer
+    from training.search.learner import make_optimizer, resume_optimizer
+    from training.search.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path, train__value_learning_rate=1e-4), check_specs=False)
     policy = fresh_model(cfg).policy
@@ -581,7 +608,9 @@ def test_resume_takes_the_configs_rates_and_names_a_changed_critic_group(tmp_pat
 
 
 def test_a_checkpoint_rewrites_only_what_its_step_changed(tmp_path: Path) -> None:
-    from training.search_train import Run, fresh_model, make_optimizer
+    from training.search.learner import make_optimizer
+    from training.search.loop import Run
+    from training.search.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     run, learner = Run(cfg), fresh_model(cfg)
@@ -609,7 +638,8 @@ def test_a_checkpoint_rewrites_only_what_its_step_changed(tmp_path: Path) -> Non
 def test_new_games_are_scored_against_the_results_and_against_the_training_target(tmp_path: Path) -> None:
     import torch
 
-    from training.search_train import evaluate_positions, fresh_model
+    from training.search.learner import evaluate_positions
+    from training.search.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     policy = fresh_model(cfg).policy

@@ -3,7 +3,7 @@
     python -m training.bench.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--no-ray]
 
 Why: the iteration's self-play is where a search-training run spends its time;
-this measures what :func:`training.search_train.search_train` gets from more
+this measures what :func:`training.search.loop.search_train` gets from more
 processes or from Ray on one machine, with the same jobs
 (:func:`training.search.selfplay.selfplay_jobs`) and the same games on every
 backend. Each figure is positions recorded / wall seconds of one
@@ -27,8 +27,9 @@ from training.common.jobs import local_pool, map_jobs
 
 def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int, float]:
     """(positions, seconds) of one self-play call on warm workers (a first call warms them, untimed)."""
+    from training.search.loop import start_ray
+    from training.search.replay import count
     from training.search.selfplay import selfplay_job
-    from training.search_train import start_ray
 
     pool = local_pool(workers) if backend == "local" and workers > 1 else None
     ray_here = start_ray(backend, None, workers)
@@ -36,7 +37,7 @@ def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int
         map_jobs(selfplay_job, jobs[:workers], workers, backend, pool=pool)  # start and warm the workers
         t0 = time.perf_counter()
         parts = map_jobs(selfplay_job, jobs, workers, backend, pool=pool)
-        return sum(len(p["data"]["value"]) for p in parts), time.perf_counter() - t0
+        return sum(count(p["positions"]) for p in parts), time.perf_counter() - t0
     finally:
         if pool is not None:
             pool.shutdown()
@@ -47,9 +48,10 @@ def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
+    from agents.checkpoint import model_bytes
     from training.search import config as search_config
-    from training.search.selfplay import model_bytes, selfplay_jobs
-    from training.search_train import initial_model
+    from training.search.network import initial_model
+    from training.search.selfplay import selfplay_jobs
 
     ap = argparse.ArgumentParser(prog="python -m training.bench.selfplay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip

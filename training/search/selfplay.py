@@ -24,15 +24,13 @@ whether it has an opponent and where the search sits, so the records do not
 depend on the backend, the number of workers or how the games are cut into
 jobs.
 
-Networks travel to workers as the bytes of their MaskablePPO ``.zip``, so a
-Ray worker on another machine needs no shared file system.
+A game's positions come out in the one form the buffer and the training batches
+share (:data:`training.search.replay.Positions`); networks come in as the bytes
+of their ``.zip`` (:mod:`training.search.network`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,51 +40,9 @@ from agents.runner import play_game
 from splendor_env.env import raw_env
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import CURRENT, MAX_PLAYERS
-from training.common.jobs import WORKER_AGENTS, job_seed
-from training.evaluate import MatchResult, play_match
-
-#: Arrays of one batch of positions (a job's, the buffer's), in this order.
-FIELDS = ("obs", "mask", "policy", "value", "q", "seat", "phase")
-
-
-# ---------------------------------------------------------------------------
-# Networks as bytes
-
-
-def model_bytes(model: Any) -> bytes:
-    """A MaskablePPO model as the bytes of its ``.zip`` (what a worker is sent)."""
-    buf = io.BytesIO()
-    model.save(buf)
-    return buf.getvalue()
-
-
-def model_from_bytes(data: bytes) -> Any:
-    """The MaskablePPO model of :func:`model_bytes`, on the CPU."""
-    from sb3_contrib import MaskablePPO
-
-    return MaskablePPO.load(io.BytesIO(data), device="cpu")
-
-
-def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
-    """An ``az`` or ``ppo`` agent for the network ``data``, built once per process and network.
-
-    Why: loading a ``.zip`` costs a second or more; a worker that runs several jobs of one
-    iteration (or the main process with one worker, every iteration) reuses the agent. It is
-    reseeded by the caller before each game.
-    """
-    from agents.az import AZAgent
-    from agents.ppo import PPOAgent
-
-    key = ("network", hashlib.sha1(data).hexdigest(), f"{kind}:{sorted(options.items())}")
-
-    def make() -> Any:
-        model = model_from_bytes(data)
-        return AZAgent(model=model, seed=seed, **options) if kind == "az" else PPOAgent(model=model)
-
-    agent = WORKER_AGENTS.get(key, make)
-    agent.seed(seed)
-    return agent
-
+from training.common.jobs import job_seed
+from training.search.network import cached_agent
+from training.search.replay import Positions, concat, count, empty_positions
 
 # ---------------------------------------------------------------------------
 # One self-play game
@@ -151,7 +107,11 @@ def choose_move(
 
 
 class SearchRecorder(Agent):
-    """The self-play seat: ``az``'s search picks the move, every decision with a choice is recorded."""
+    """The self-play seat: ``az``'s search picks the move, every decision with a choice is recorded.
+
+    A decision is written down field by field (:attr:`seen`) until the game's end gives its result:
+    :meth:`positions` then turns the game into :data:`~training.search.replay.Positions`.
+    """
 
     name = "az-selfplay"
     needs_state = True
@@ -162,14 +122,18 @@ class SearchRecorder(Agent):
         super().__init__(0)
         self.az, self.sample_moves, self.temperature = az, sample_moves, temperature
         self.target_temperature = target_temperature
-        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int, float]] = []
-        self.decisions = 0
+        self.forget()
 
     def begin(self, search_seed: int, sample_seed: int) -> None:
-        """A new game: reseed the search and the sampling, forget the last game's rows."""
+        """A new game: reseed the search and the sampling, forget the last game's decisions."""
         self.az.seed(search_seed)
         self.seed(sample_seed)
-        self.rows, self.decisions = [], 0
+        self.forget()
+
+    def forget(self) -> None:
+        """No decision recorded yet."""
+        self.seen: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "policy", "seat", "decision", "q")}
+        self.decisions = 0
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         assert state is not None
@@ -179,17 +143,33 @@ class SearchRecorder(Agent):
             return int(legal[0])
         counts = self.az.root_visits(state)
         target = visit_target(counts, action_mask)
-        self.rows.append(
-            (
-                np.array(observation, np.float32),
-                np.asarray(action_mask) != 0,
-                sharpen(target, self.target_temperature),
-                int(state[CURRENT]),
-                index,
-                self.az.root_value,
-            )
-        )
+        seen = self.seen
+        seen["obs"].append(np.array(observation, np.float32))
+        seen["mask"].append(np.asarray(action_mask) != 0)
+        seen["policy"].append(sharpen(target, self.target_temperature))
+        seen["seat"].append(int(state[CURRENT]))
+        seen["decision"].append(index)
+        seen["q"].append(self.az.root_value)
         return choose_move(counts, target, index < self.sample_moves, self.temperature, self.rng)
+
+    def positions(self, rewards: np.ndarray, obs_dim: int, num_actions: int) -> Positions:
+        """The game's recorded decisions, each valued by its seat's result in ``rewards``.
+
+        ``phase`` is a decision's index over the decisions played (0 = the first), the recorder's
+        own moves only when it plays one seat.
+        """
+        seen = self.seen
+        data = empty_positions(len(seen["seat"]), obs_dim, num_actions)
+        if seen["seat"]:
+            seats = np.array(seen["seat"])
+            data["obs"][:] = seen["obs"]
+            data["mask"][:] = seen["mask"]
+            data["policy"][:] = seen["policy"]
+            data["value"][:] = rewards[seats]
+            data["q"][:] = seen["q"]
+            data["seat"][:] = seats
+            data["phase"][:] = np.array(seen["decision"]) / max(1, self.decisions)
+        return data
 
 
 def play_selfplay_game(
@@ -199,8 +179,8 @@ def play_selfplay_game(
     max_turns: int,
     seeds: tuple[int, int, int],
     opponent: tuple[list[Agent], str, int] | None = None,
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """One game of ``recorder`` in every seat: its positions (:data:`FIELDS`) and its record.
+) -> tuple[Positions, dict[str, Any]]:
+    """One game of ``recorder`` in every seat: its positions and its record.
 
     With ``opponent = (agents, label, seat)``, ``recorder`` plays seat ``seat`` only and
     ``agents[p]`` (reseeded from the game's seeds) every other seat ``p``; only ``seat`` is
@@ -208,8 +188,6 @@ def play_selfplay_game(
 
     ``q`` is the search's own value of the position for the seat on move
     (``AZAgent.root_value``), a second, less noisy value target (``train.search_value_weight``).
-    ``phase`` is a position's place in the game, decision index / decisions played (0 = first
-    move), for the value accuracy by game phase.
     """
     deal, search, sample = seeds
     recorder.begin(search, sample)
@@ -226,25 +204,8 @@ def play_selfplay_game(
     record = play_game(seats, deal, env=env, rng=np.random.default_rng(sample + 1), labels=labels)
     rewards = np.zeros(MAX_PLAYERS)
     terminal_rewards(env.game_state, rewards)
-    rows = recorder.rows
-    total = max(1, recorder.decisions)
     space = env.observation_space(env.possible_agents[0])
-    obs_dim, num_actions = space["observation"].shape[0], space["action_mask"].shape[0]
-    data = {
-        "obs": np.array([r[0] for r in rows], np.float32).reshape(len(rows), obs_dim),
-        "mask": np.array([r[1] for r in rows], bool).reshape(len(rows), num_actions),
-        "policy": np.array([r[2] for r in rows], np.float32).reshape(len(rows), num_actions),
-        "value": np.array([rewards[r[3]] for r in rows], np.float32),
-        "q": np.array([r[5] for r in rows], np.float32),
-        "seat": np.array([r[3] for r in rows], np.int8),
-        "phase": np.array([r[4] / total for r in rows], np.float32),
-    }
-    return data, record
-
-
-def concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Positions of several games (or jobs) as one batch."""
-    return {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+    return recorder.positions(rewards, space["observation"].shape[0], space["action_mask"].shape[0]), record
 
 
 # ---------------------------------------------------------------------------
@@ -252,7 +213,7 @@ def concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Play the games ``job["games"]`` of one iteration; returns their positions and records."""
+    """Play the games ``job["games"]`` of one iteration; returns their ``positions`` and ``records``."""
     import torch
 
     torch.set_num_threads(1)
@@ -278,39 +239,9 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
         )
         parts.append(data)
         records.append(
-            {
-                **record,
-                "game": g,
-                "positions": len(data["value"]),
-                "search_seat": -1 if seat is None else seat,
-            }
+            {**record, "game": g, "positions": count(data), "search_seat": -1 if seat is None else seat}
         )
-    return {"data": concat(parts), "records": records}
-
-
-def match_job(job: dict[str, Any]) -> MatchResult:
-    """Seat-rotated games (:func:`training.evaluate.play_match`) of a network against a network or a spec."""
-    import torch
-
-    from agents import build
-
-    torch.set_num_threads(1)
-    cand = cached_agent(job["candidate"], job["mode"], job["seed"], **job["options"])
-    if isinstance(job["opponent"], bytes):
-        opp = cached_agent(job["opponent"], "az", job["seed"] + 1, **job["options"])
-    else:
-        opp = build(job["opponent"], seed=job["seed"] + 1)
-    return play_match(
-        cand,
-        opp,
-        job["games"],
-        job["players"],
-        seed=job["seed"],
-        opponent_name=job["name"],
-        first_game=job["first_game"],
-        max_turns=job["max_turns"],
-        modules=tuple(job["modules"]),
-    )
+    return {"positions": concat(parts), "records": records}
 
 
 def selfplay_jobs(
@@ -336,67 +267,3 @@ def selfplay_jobs(
         }
         for first in range(0, games, per_job)
     ]
-
-
-# ---------------------------------------------------------------------------
-# The replay buffer
-
-
-class ReplayBuffer:
-    """The last ``capacity`` positions in fixed numpy arrays (a ring: the oldest are overwritten)."""
-
-    def __init__(self, capacity: int, obs_dim: int, num_actions: int) -> None:
-        self.capacity = capacity
-        self.arrays = {
-            "obs": np.zeros((capacity, obs_dim), np.float32),
-            "mask": np.zeros((capacity, num_actions), bool),
-            "policy": np.zeros((capacity, num_actions), np.float32),
-            "value": np.zeros(capacity, np.float32),
-            "q": np.zeros(capacity, np.float32),
-            "seat": np.zeros(capacity, np.int8),
-            "phase": np.zeros(capacity, np.float32),
-        }
-        self.pos = 0  # next row written
-        self.size = 0
-        self.added = 0  # positions ever added (the oldest-out count is added - size)
-
-    def add(self, data: dict[str, np.ndarray]) -> None:
-        """Append positions; past ``capacity`` the oldest are dropped (a batch larger than it keeps its tail)."""
-        k = len(data["value"])
-        skip = max(0, k - self.capacity)
-        rows = (self.pos + np.arange(k - skip)) % self.capacity
-        for name, arr in self.arrays.items():
-            arr[rows] = data[name][skip:]
-        self.pos = int((self.pos + k - skip) % self.capacity)
-        self.size = min(self.capacity, self.size + k - skip)
-        self.added += k
-
-    def get(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """The rows ``idx`` (indices into ``0..size-1``)."""
-        return {k: v[idx] for k, v in self.arrays.items()}
-
-    def ordered(self) -> dict[str, np.ndarray]:
-        """Every held position, oldest first."""
-        start = self.pos if self.size == self.capacity else 0
-        return self.get((start + np.arange(self.size)) % self.capacity)
-
-    def save(self, path: str | Path) -> None:
-        """Write the held positions (oldest first) to an ``.npz`` (written aside, then moved in place)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, added=np.int64(self.added), **self.ordered())
-        tmp.replace(path)
-
-    @classmethod
-    def load(cls, path: str | Path, capacity: int, obs_dim: int, num_actions: int) -> ReplayBuffer:
-        """A buffer of ``capacity`` holding the positions saved at ``path`` (the newest, if more)."""
-        buf = cls(capacity, obs_dim, num_actions)
-        with np.load(path) as z:
-            data = {k: z[k] for k in FIELDS if k in z}
-            added = int(z["added"])
-        data.setdefault("q", data["value"])  # a buffer saved before the search value was recorded
-        if data["obs"].shape[1:] != (obs_dim,) or data["mask"].shape[1:] != (num_actions,):
-            raise ValueError(f"replay buffer {str(path)!r} holds positions of another game")
-        buf.add(data)
-        buf.added = added
-        return buf

@@ -1,0 +1,124 @@
+"""The network expert iteration trains: built fresh or loaded, marked with its games, sent to workers as bytes.
+
+Why one module: the network is a MaskablePPO ``.zip`` with the card-slot policy from
+start to end, so ``ppo:PATH`` plays it alone and ``az:PATH`` with search; what a run
+starts from (:func:`initial_model`), where it trains (:func:`pick_device`) and how
+the self-play and match workers get it (:func:`agents.checkpoint.model_bytes`, rebuilt once per
+process by :func:`cached_agent`) are decided here and nowhere else. Networks
+travel as the bytes of their ``.zip``, so a Ray worker on another machine needs
+no shared file system.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.checkpoint import GAME_ATTR, game_meta, load_model, model_from_bytes
+from agents.policy_net import CardSlotPolicy, ScaledObs
+from splendor_env.actions import num_actions as game_num_actions
+from splendor_env.observation import obs_dim as game_obs_dim
+from training.common.config import ConfigError
+from training.common.jobs import WORKER_AGENTS
+from training.common.model import policy_kwargs
+from training.search.config import FRESH, SearchTrainConfig
+
+
+def game_sizes(cfg: SearchTrainConfig) -> tuple[int, int]:
+    """Observation floats and action ids of the config's game (module games share one table)."""
+    from splendor_env.state import parse_modules
+
+    bits = parse_modules(cfg.modules)
+    return game_obs_dim(bits), game_num_actions(bits)
+
+
+def fresh_model(cfg: SearchTrainConfig) -> Any:
+    """A new card-slot MaskablePPO network for the config's game (what ``az`` and ``ppo`` load)."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    obs_dim, num_actions = game_sizes(cfg)
+
+    class SpacesEnv(gym.Env):
+        """Spaces only, never stepped: MaskablePPO is built on an env."""
+
+        observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
+        action_space = gym.spaces.Discrete(num_actions)
+
+    model = MaskablePPO(
+        CardSlotPolicy,
+        DummyVecEnv([SpacesEnv]),
+        n_steps=2,
+        batch_size=2,
+        policy_kwargs=policy_kwargs(
+            cfg.network.net_arch, cfg.network.activation, ScaledObs, card_features=True
+        ),
+        seed=cfg.seed,
+        device="cpu",
+        verbose=0,
+    )
+    model.env = None  # never stepped; not saved
+    return mark_game(model, cfg)
+
+
+def mark_game(model: Any, cfg: SearchTrainConfig) -> Any:
+    """Record the run's games in the model (``agents.checkpoint.GAME_ATTR``): ``ppo`` and ``az`` check it."""
+    setattr(model, GAME_ATTR, game_meta(cfg.player_counts, cfg.modules))
+    return model
+
+
+def initial_model(cfg: SearchTrainConfig) -> Any:
+    """``init``: a fresh network, or a shipped model / ``.zip`` (checked to be a card-slot network)."""
+    if cfg.init == FRESH:
+        return fresh_model(cfg)
+    from agents.net import export_network
+
+    model = load_model(cfg.init)
+    try:
+        export_network(model.policy)
+    except ValueError as e:
+        raise ConfigError(f"init: {cfg.init!r}: {e}") from None
+    return mark_game(model, cfg)
+
+
+def load_learner(path: Any, cfg: SearchTrainConfig) -> Any:
+    """A checkpoint's learner, marked with the run's games."""
+    return mark_game(load_model(path), cfg)
+
+
+def pick_device(choice: str) -> torch.device:
+    """``auto``: the GPU when torch sees one (training only; self-play searches on the CPU in numba)."""
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device: 'cuda' asked for, but torch sees no GPU")
+    return torch.device(
+        "cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu"
+    )
+
+
+# ---------------------------------------------------------------------------
+# The agents workers build from a network's bytes (agents.checkpoint.model_bytes)
+
+
+def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
+    """An ``az`` or ``ppo`` agent for the network ``data``, built once per process and network.
+
+    Why: loading a ``.zip`` costs a second or more; a worker that runs several jobs of one
+    iteration (or the main process with one worker, every iteration) reuses the agent. It is
+    reseeded by the caller before each game.
+    """
+    from agents.az import AZAgent
+    from agents.ppo import PPOAgent
+
+    key = ("network", hashlib.sha1(data).hexdigest(), f"{kind}:{sorted(options.items())}")
+
+    def make() -> Any:
+        model = model_from_bytes(data)
+        return AZAgent(model=model, seed=seed, **options) if kind == "az" else PPOAgent(model=model)
+
+    agent = WORKER_AGENTS.get(key, make)
+    agent.seed(seed)
+    return agent
