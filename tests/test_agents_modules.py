@@ -27,7 +27,7 @@ from splendor_env.actions import (
 from splendor_env.cards import ALL_CARD_COST, TP_DRAW_TWO
 from splendor_env.determinize import determinize
 from tests.helpers import decision_inputs
-from training.evaluate import play_match
+from training.matches.match import play_match
 
 ALL = st.MODULE_NAMES
 CONFIGS = [(m,) for m in ALL] + [ALL]

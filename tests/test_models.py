@@ -210,7 +210,7 @@ def test_an_unknown_ppo_spec_names_the_shipped_models(
 
 def test_evaluate_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib")
-    from training.evaluate import model_path
+    from training.matches.evaluate import model_path
 
     monkeypatch.chdir(tmp_path)
     shipped_file = str(shipped_dir() / "ppo_2p.zip")

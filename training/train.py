@@ -48,7 +48,7 @@ from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import run_cli
 from training.common.config import TrainConfig
 from training.common.model import linear_schedule, policy_kwargs
-from training.evaluate import MatchResult, play_match
+from training.matches.match import MatchResult, play_match
 from training.ppo.vec_env import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv
 
 POLICIES = {"mlp": "MlpPolicy", "card_slots": CardSlotPolicy}

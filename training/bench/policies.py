@@ -16,7 +16,7 @@ milliseconds per ``act`` call, single process.
 
 Win rates: for each player count in ``--players`` (default 2), each agent
 holds one seat against the anchor in every other seat, ``--games`` games with
-the seat rotating (:func:`training.evaluate.evaluate`: the same deals for every
+the seat rotating (:func:`training.matches.evaluate.evaluate`: the same deals for every
 agent), scored as there (a shared victory among ``k`` winners is ``1/k`` of a
 win), with a 95% Wilson interval. A spec equal to the anchor, or one that
 cannot play the configuration, is skipped (``-``).
@@ -40,7 +40,7 @@ from agents.runner import decision_state
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.games import plays
 from training.common.jobs import check_backend
-from training.evaluate import evaluate
+from training.matches.evaluate import evaluate
 
 
 def latency(spec: str, states: Sequence[np.ndarray], seed: int = 0) -> dict[str, float]:

@@ -1,0 +1,238 @@
+"""Evaluation of one candidate against opponents, per game configuration, over workers or Ray.
+
+Why: a candidate is judged in chunks of :data:`CHUNK_GAMES` seat-rotated games
+(:func:`training.matches.match.play_match`), each seeded from ``(seed, opponent,
+chunk)``, so the results are the same for any number of workers and on either
+backend. Every agent is built once per process (:func:`seated_agent`) and
+reseeded per chunk. Usage and rules: docs/tournaments.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.checkpoint import model_zip_problem
+from training.common.cli import CliError
+from training.common.games import check_plays, config_label, plays
+from training.common.jobs import job_seed, map_jobs
+from training.matches.match import MatchResult, play_match, seated_agent
+
+CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
+CANDIDATE, OPPONENT = 0, 1  # the seat each role's agent is cached for (:func:`seated_agent`)
+
+
+def model_path(spec: str) -> str | None:
+    """The checkpoint file a candidate names, else ``None`` (an agent spec such as ``greedy``).
+
+    ``x.zip``, ``ppo:x.zip``, a shipped name (``ppo_2p``, ``ppo:ppo_2p``) or an old
+    ``models/ppo_2p.zip`` all resolve through :func:`agents.models.resolve_model`,
+    so the shipped models are found from any folder and from an installed wheel.
+    A ``.zip`` (or ``ppo:`` path) that does not exist comes back as given, for
+    :func:`~agents.checkpoint.model_zip_problem` to report.
+    """
+    from agents import is_model_path
+    from agents.models import resolve_model
+
+    is_ppo = spec.startswith("ppo:")
+    if not is_ppo and not is_model_path(spec):
+        return None  # an agent spec, even one whose option names a .zip: az:run/best.zip
+    path = spec[4:].strip() if is_ppo else spec
+    try:
+        return str(resolve_model(path))
+    except FileNotFoundError:
+        return path if is_ppo or path.endswith(".zip") else None
+
+
+def candidate_spec(spec: str, deterministic: bool) -> tuple[str, dict[str, Any]]:
+    """The spec and options :func:`agents.build` gets for a candidate: a checkpoint (:func:`model_path`)
+    is ``ppo:PATH`` played ``deterministic`` (argmax) or sampled; any other spec as is, without options."""
+    path = model_path(spec)
+    return (spec, {}) if path is None else (f"ppo:{path}", {"deterministic": deterministic})
+
+
+def play_chunk(job: dict[str, Any]) -> MatchResult:
+    """Worker entry point: one chunk of games of :func:`evaluation_jobs`."""
+    import torch
+
+    torch.set_num_threads(1)
+    spec, options = candidate_spec(job["candidate"], job["deterministic"])
+    cand = seated_agent(spec, CANDIDATE, job["seed"], **options)
+    opp = seated_agent(job["opponent"], OPPONENT, job["seed"] + 1)
+    modules = tuple(job.get("modules", ()))
+    check_plays(cand, job["candidate"], job["players"], modules)
+    check_plays(opp, job["opponent"], job["players"], modules)
+    return play_match(
+        cand,
+        opp,
+        job["games"],
+        job["players"],
+        seed=job["seed"],
+        opponent_name=job["opponent"],
+        first_game=job["first_game"],
+        modules=modules,
+    )
+
+
+def player_list(players: int | list[int]) -> list[int]:
+    """``3`` -> ``[3]``; a list stays as given (the order of the report)."""
+    return [int(players)] if isinstance(players, (int, np.integer)) else [int(n) for n in players]
+
+
+def evaluation_jobs(
+    candidate: str,
+    opponents: list[str],
+    games: int,
+    players: int | list[int],
+    seed: int,
+    deterministic: bool,
+    modules: tuple[str, ...] = (),
+    skip: dict[tuple[int, str], str] | None = None,
+) -> list[dict[str, Any]]:
+    """Chunks of :data:`CHUNK_GAMES` games per configuration and opponent, seeded from ``(seed, opponent, chunk)``.
+
+    ``skip`` (from :func:`sit_outs`) leaves out the (player count, opponent) pairs that cannot be played.
+
+    The split does not depend on the number of workers or the backend, so
+    neither do the results.
+    """
+    return [
+        {
+            "candidate": candidate,
+            "opponent": opp,
+            "opponent_index": k,
+            "games": min(CHUNK_GAMES, games - first),
+            "players": n,
+            "modules": list(modules),
+            "seed": job_seed(seed, k, c),
+            "first_game": first,
+            "deterministic": deterministic,
+        }
+        for n in player_list(players)
+        for k, opp in enumerate(opponents)
+        if (n, opp) not in (skip or {})
+        for c, first in enumerate(range(0, games, CHUNK_GAMES))
+    ]
+
+
+def sit_outs(
+    opponents: list[str], players: int | list[int], modules: tuple[str, ...] = ()
+) -> dict[tuple[int, str], str]:
+    """``{(player count, opponent): why}`` for every opponent that cannot play that configuration."""
+    built = {spec: seated_agent(spec, OPPONENT) for spec in opponents}
+    out = {}
+    for n in player_list(players):
+        for spec, agent in built.items():
+            reason = plays(agent, spec, n, modules)
+            if reason is not None:
+                out[(n, spec)] = reason
+    return out
+
+
+def evaluate(
+    candidate: str,
+    opponents: list[str],
+    games: int,
+    players: int | list[int] = 2,
+    workers: int = 1,
+    seed: int = 0,
+    deterministic: bool = True,
+    backend: str = "local",
+    address: str | None = None,
+    modules: tuple[str, ...] = (),
+) -> list[MatchResult]:
+    """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
+
+    Chunks of games are spread over workers; one :class:`MatchResult` per
+    (player count, opponent) that can be played, with its ``players`` and
+    ``modules`` (opponents that cannot play a configuration sit it out: :func:`sit_outs`).
+    """
+    skip = sit_outs(opponents, players, tuple(modules))
+    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic, tuple(modules), skip)
+    parts = map_jobs(play_chunk, jobs, workers, backend, address)
+    results = []
+    for n in player_list(players):
+        for k, opp in enumerate(opponents):
+            if (n, opp) in skip:
+                continue
+            mine = [
+                part
+                for job, part in zip(jobs, parts, strict=True)
+                if job["opponent_index"] == k and job["players"] == n
+            ]
+            total = mine[0]
+            for part in mine[1:]:
+                total = total.merge(part)
+            results.append(total)
+    return results
+
+
+def check_players(
+    candidate: str,
+    opponents: list[str],
+    players: list[int],
+    modules: tuple[str, ...] = (),
+    deterministic: bool = True,
+) -> None:
+    """Refuse, before any game, a candidate that cannot play every configuration, an opponent spec
+    that does not build, and a configuration no opponent can play (messages name what differs)."""
+    path = model_path(candidate)
+    if path is not None:
+        problem = model_zip_problem(path)
+        if problem:
+            raise CliError(f"candidate: {problem}")
+    spec, options = candidate_spec(candidate, deterministic)
+    agent = seated_agent(spec, CANDIDATE, **options)
+    for n in players:  # the candidate must play every configuration: say what differs
+        try:
+            check_plays(agent, candidate, n, modules)
+        except ValueError as exc:
+            raise CliError(f"candidate {candidate!r} cannot play {config_label(n, modules)}: {exc}") from None
+    skip = sit_outs(opponents, players, modules)
+    for n in players:
+        if all((n, spec) in skip for spec in opponents):
+            reasons = "; ".join(skip[(n, spec)] for spec in opponents)
+            raise CliError(f"--opponents: none can play {config_label(n, modules)} ({reasons})")
+
+
+def run_evaluation(
+    candidate: str,
+    opponents: list[str],
+    games: int,
+    players: list[int],
+    workers: int = 1,
+    seed: int = 0,
+    deterministic: bool = True,
+    backend: str = "local",
+    address: str | None = None,
+    modules: tuple[str, ...] = (),
+    json_path: str | Path | None = None,
+    echo: Callable[[str], None] = print,
+) -> list[MatchResult]:
+    """:func:`evaluate`, then the report per player count (who sat out and why) and, with
+    ``json_path``, the results as JSON: what ``python -m training.evaluate`` prints and writes."""
+    modules = tuple(modules)
+    skip = sit_outs(opponents, players, modules)
+    t0 = time.perf_counter()
+    results = evaluate(
+        candidate, opponents, games, players, workers, seed, deterministic, backend, address, modules
+    )
+    elapsed = time.perf_counter() - t0
+    for n in players:
+        game = "base game" if not modules else "modules " + "+".join(modules)
+        echo(f"{candidate} ({n} players, {game}, seat-rotated, seed {seed}):")
+        for r in results:
+            if r.players == n:
+                echo("  " + str(r))
+        for spec in opponents:
+            if (n, spec) in skip:
+                echo(f"  vs {spec}: sits out ({skip[(n, spec)]})")
+    echo(f"  ({elapsed:.1f} s)")
+    if json_path:
+        Path(json_path).write_text(json.dumps([r.as_dict() for r in results], indent=2) + "\n")
+    return results
