@@ -9,7 +9,7 @@ import yaml
 
 pytest.importorskip("yaml")
 
-from training.common import config as C  # noqa: E402
+from training.ppo import config as C  # noqa: E402
 
 #: The MaskablePPO configs (the search_*.yaml configs of training.search_train: tests/test_search_train.py).
 CONFIGS = sorted(

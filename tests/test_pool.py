@@ -203,7 +203,7 @@ def test_search_opponents_get_their_decision_state_in_selfplay_and_the_gym_view(
 def test_a_search_teacher_gets_its_decision_state_in_the_warm_start() -> None:
     pytest.importorskip("sb3_contrib")
     from splendor_env.vector import SplendorBatch
-    from training.train import _teacher_games
+    from training.ppo.pretrain import teacher_games
 
     class Bar:
         def update(self, n: int) -> None:
@@ -218,7 +218,7 @@ def test_a_search_teacher_gets_its_decision_state_in_the_warm_start() -> None:
         "value": np.zeros(rows, np.float32),
     }
     rec = Recorder()
-    end = _teacher_games(
+    end = teacher_games(
         venv, rec, data, 0, rows, 3, 0.99, None, Bar(), np.zeros(st.MAX_PLAYERS), np.random.default_rng(0)
     )
     assert end == rows and rec.calls == rows

@@ -1,7 +1,7 @@
 """A PPO policy plays only the games it was trained for: player counts, modules, sizes.
 
 Training records ``{"players": [...], "modules": [...]}`` in every saved model
-(``agents.ppo.GAME_ATTR``); the shipped ``ppo_2p`` model predates that and
+(``agents.checkpoint.GAME_ATTR``); the shipped ``ppo_2p`` model predates that and
 is read as a 2-player base-game policy. Every mismatch is refused with one
 message naming what differs, at load-time checks and on the first move.
 """
@@ -16,11 +16,12 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import splendor_env  # noqa: E402
-from agents.ppo import GAME_ATTR, PPOAgent, game_of, load_model  # noqa: E402
-from training.common import config as C  # noqa: E402
+from agents.checkpoint import GAME_ATTR, game_of, load_model, model_zip_problem  # noqa: E402
+from agents.ppo import PPOAgent  # noqa: E402
 from training.common.games import check_plays, plays  # noqa: E402
-from training.common.model_file import model_zip_problem  # noqa: E402
-from training.train import build_env, build_model  # noqa: E402
+from training.ppo import config as C  # noqa: E402
+from training.ppo.loop import build_env  # noqa: E402
+from training.ppo.model import build_model  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "shipped" / "ppo_2p.zip"
 
@@ -168,7 +169,7 @@ def test_shipped_three_four_player_policy_plays_both_table_sizes() -> None:
     would be a broken model (seeded games: the result does not change between runs).
     """
     import agents
-    from training.evaluate import play_match
+    from training.matches.match import play_match
 
     agent = PPOAgent(SHIPPED.parent / "ppo_base_3_4p.zip")
     assert (agent.game["players"], agent.game["modules"], agent.game["inferred"]) == ([3, 4], [], False)

@@ -16,7 +16,7 @@ pytest.importorskip("sb3_contrib")
 
 import splendor_env  # noqa: E402
 from agents.ppo import PPOAgent  # noqa: E402
-from training.common import config as C  # noqa: E402
+from training.ppo import config as C  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "agents" / "shipped" / "ppo_modules_2p.zip"

@@ -13,11 +13,11 @@ import agents  # noqa: E402
 from agents.ppo import PPOAgent  # noqa: E402
 from splendor_env import state as st  # noqa: E402
 from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
-from training.common import config as C  # noqa: E402
 from training.common.stats import wilson as wilson_interval  # noqa: E402
-from training.evaluate import play_match  # noqa: E402
+from training.matches.match import play_match  # noqa: E402
+from training.ppo import config as C  # noqa: E402
+from training.ppo.loop import train  # noqa: E402
 from training.ppo.vec_env import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv  # noqa: E402
-from training.train import train  # noqa: E402
 
 
 def _spy_steps(env: SelfPlayVecEnv) -> list[np.ndarray]:
@@ -280,7 +280,7 @@ def test_card_slot_inputs_line_up_with_the_observation() -> None:
     """Slot i of the card-slot actor sees market card i (slots 12-14: the observer's reserved cards)."""
     import torch as th
 
-    from agents.ppo import CARD_GAP_DIM, N_SLOTS, SLOT_IN, ScaledObs, slot_inputs
+    from agents.policy_net import CARD_GAP_DIM, N_SLOTS, SLOT_IN, ScaledObs, slot_inputs
     from splendor_env.observation import CARD_DIM, O_MARKET, O_SEATS, S_RES
 
     env = SelfPlayVecEnv(16, OpponentPool([("greedy", 1.0, None)], seed=0), seed=2)
@@ -369,7 +369,7 @@ def test_one_learner_over_several_player_counts() -> None:
 
 
 def test_teacher_positions_are_shared_between_player_counts(tmp_path) -> None:
-    from training.train import teacher_dataset
+    from training.ppo.pretrain import teacher_dataset
 
     cfg = _tiny_config(tmp_path, players="[3, 4]", **{"pretrain.samples": 4000})
     data = teacher_dataset(cfg, seed=0)

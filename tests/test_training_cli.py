@@ -18,6 +18,7 @@ pytest.importorskip("sb3_contrib")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as hs  # noqa: E402
 
+from agents.checkpoint import model_zip_problem  # noqa: E402
 from training import (
     evaluate,
     gym_quickstart,
@@ -25,9 +26,11 @@ from training import (
 )
 from training import train as train_mod  # noqa: E402
 from training.bench import policies as bench_policies
-from training.common import config as C  # noqa: E402
+from training.common import budgets  # noqa: E402
 from training.common.cli import run_cli  # noqa: E402
-from training.common.model_file import model_zip_problem  # noqa: E402
+from training.matches import evaluate as evaluation  # noqa: E402
+from training.ppo import config as C  # noqa: E402
+from training.ppo.loop import train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "agents" / "shipped" / "ppo_2p.zip"
@@ -224,17 +227,17 @@ def test_fuzz_cli_arguments(cli, args, tmp_path_factory, capsys) -> None:
 
 @pytest.mark.slow
 def test_evaluation_does_not_depend_on_workers_or_backend() -> None:
-    one = evaluate.evaluate("greedy", ["random"], 130, workers=1, seed=3)
-    two = evaluate.evaluate("greedy", ["random"], 130, workers=2, seed=3)
+    one = evaluation.evaluate("greedy", ["random"], 130, workers=1, seed=3)
+    two = evaluation.evaluate("greedy", ["random"], 130, workers=2, seed=3)
     assert one[0].games == 130 and one == two
-    jobs = evaluate.evaluation_jobs("greedy", ["random", "greedy"], 130, 2, 3, True)
+    jobs = evaluation.evaluation_jobs("greedy", ["random", "greedy"], 130, 2, 3, True)
     assert [j["games"] for j in jobs] == [100, 30, 100, 30] and len({j["seed"] for j in jobs}) == 4
     pytest.importorskip("ray")
-    assert evaluate.evaluate("greedy", ["random"], 130, workers=1, seed=3, backend="ray") == one
+    assert evaluation.evaluate("greedy", ["random"], 130, workers=1, seed=3, backend="ray") == one
 
 
 def test_evaluation_reports_each_player_count_and_the_modules(capsys) -> None:
-    results = evaluate.evaluate("random", ["random"], 4, players=[4, 3], seed=1, modules=("trading_posts",))
+    results = evaluation.evaluate("random", ["random"], 4, players=[4, 3], seed=1, modules=("trading_posts",))
     assert [(r.players, r.modules, r.games, r.config) for r in results] == [
         (4, ("trading_posts",), 4, "4p trading_posts"),
         (3, ("trading_posts",), 4, "3p trading_posts"),
@@ -243,7 +246,7 @@ def test_evaluation_reports_each_player_count_and_the_modules(capsys) -> None:
         results[0].as_dict()["modules"] == ["trading_posts"]
         and results[0].as_dict()["config"] == "4p trading_posts"
     )
-    jobs = evaluate.evaluation_jobs("random", ["random"], 4, [4, 3], 1, True, ("trading_posts",))
+    jobs = evaluation.evaluation_jobs("random", ["random"], 4, [4, 3], 1, True, ("trading_posts",))
     assert [(j["players"], j["modules"]) for j in jobs] == [(4, ["trading_posts"]), (3, ["trading_posts"])]
     # A policy plays every game it was trained for and the report has one block per player count.
     assert evaluate.main([str(MODEL), "--opponents", "random", "--games", "2", "--workers", "1"]) is None
@@ -259,7 +262,7 @@ def test_evaluation_reports_each_player_count_and_the_modules(capsys) -> None:
         and f"vs ppo:{MODEL}: sits out (PPO model '{MODEL}' was trained for 2 players" in three
     )
     assert f"vs ppo:{MODEL} " in out.split("(3 players")[0]  # ...and plays the 2-player games
-    with_modules = evaluate.evaluate("random", ["random", f"ppo:{MODEL}"], 2, [2], modules=("cities",))
+    with_modules = evaluation.evaluate("random", ["random", f"ppo:{MODEL}"], 2, [2], modules=("cities",))
     assert [r.opponent for r in with_modules] == ["random"]
 
 
@@ -272,23 +275,23 @@ def test_model_zip_check_accepts_the_shipped_model() -> None:
 
 
 def test_progress_line_tells_steps_rate_and_time_left() -> None:
-    fraction, text = train_mod.describe_progress(
+    fraction, text = budgets.describe_progress(
         16_640, 26_000_000, 5_000.0, wall_elapsed=60.0, wall_left=3420.0
     )
     assert text == "16,640/26,000,000 steps, 5,000 steps/s, 0:57:00 left (wall limit)"
     assert fraction == pytest.approx(60 / 3480)  # the wall limit binds: progress is time, not 0.06% of steps
-    fraction, text = train_mod.describe_progress(500_000, 1_000_000, 1_000.0)
+    fraction, text = budgets.describe_progress(500_000, 1_000_000, 1_000.0)
     assert text == "500,000/1,000,000 steps, 1,000 steps/s, 0:08:20 left" and fraction == 0.5
-    fraction, text = train_mod.describe_progress(0, 100, 0.0, 0.0, 30.0)
+    fraction, text = budgets.describe_progress(0, 100, 0.0, 0.0, 30.0)
     assert text.endswith("0:00:30 left (wall limit)") and fraction == 0.0
-    assert train_mod.describe_progress(0, 100, 0.0)[1].endswith("time left unknown")
+    assert budgets.describe_progress(0, 100, 0.0)[1].endswith("time left unknown")
 
 
 def test_wall_budget() -> None:
-    assert train_mod.WallBudget(None).left() is None and not train_mod.WallBudget(None).expired()
-    spent = train_mod.WallBudget(1.0, start=0.0)  # started at perf_counter 0: long ago
+    assert budgets.WallBudget(None).left() is None and not budgets.WallBudget(None).expired()
+    spent = budgets.WallBudget(1.0, start=0.0)  # started at perf_counter 0: long ago
     assert spent.expired() and spent.left() == 0.0
-    fresh = train_mod.WallBudget(10.0)
+    fresh = budgets.WallBudget(10.0)
     assert not fresh.expired() and 599 < fresh.left() <= 600
 
 
@@ -307,7 +310,7 @@ def test_warm_start_counts_against_the_wall_limit(tmp_path) -> None:
             "pretrain": {"teacher": "greedy", "samples": 1_000_000, "epochs": 50, "batch_size": 64},
         }
     )
-    summary = train_mod.train(cfg, progress_bar=False)
+    summary = train(cfg, progress_bar=False)
     pre = summary["pretrain"]
     assert pre["stopped_by_time_limit"] and pre["samples"] < 1_000_000
     assert summary["stopped_by_time_limit"] and summary["timesteps"] < 10_000
@@ -326,7 +329,7 @@ def test_progress_callback_renders_during_a_run(tmp_path, capsys) -> None:
             "eval": {"every": 0, "games": 2, "opponents": ["random"]},
         }
     )
-    train_mod.train(cfg, progress_bar=True)
+    train(cfg, progress_bar=True)
     err = capsys.readouterr().err
     assert "/64 steps" in err and "steps/s" in err and "left" in err
     assert np.isfinite(json.loads((tmp_path / "run" / "summary.json").read_text())["wall_time_s"])
