@@ -17,7 +17,7 @@ from splendor_env import state as st
 from splendor_env.actions import CHOOSE_NOBLE, DISCARD, RESERVE_DECK
 from splendor_env.determinize import determinize
 from tests.helpers import decision_inputs, noble_choice_state, sample_states
-from training.tournament import run_tasks, schedule
+from training.matches.tournament import run_tasks, schedule
 
 # ---------------------------------------------------------------------------
 # States covering every phase

@@ -18,7 +18,7 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize
 from tests.helpers import decision_inputs, noble_choice_state, sample_states, winning_position
-from training.tournament import run_tasks, schedule
+from training.matches.tournament import run_tasks, schedule
 
 
 @pytest.fixture(scope="module")

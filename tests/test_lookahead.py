@@ -20,7 +20,7 @@ from tests.helpers import (
     sample_states,
     winning_position,
 )
-from training.tournament import run_tasks, schedule
+from training.matches.tournament import run_tasks, schedule
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

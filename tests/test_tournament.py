@@ -9,21 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import training.tournament as tour
-from agents import runner
+from agents import build, runner
 from agents.base import Agent, check_mask
 from splendor_env.observation import O_SEAT_ONEHOT, OBS_DIM, observe
 from training import records as rec_mod
-from training.common.cli import run_cli
-from training.tournament import (
-    bradley_terry_elo,
-    run_tasks,
-    run_tournament,
-    schedule,
-    seatings,
-    tables,
-    wilson,
-)
+from training.common.cli import CliError, run_cli
+from training.common.stats import wilson
+from training.matches import tournament as tour
+from training.matches.ratings import bradley_terry_elo, elo_intervals, pair_score_tensor, pairwise_scores
+from training.matches.report import figure
+from training.matches.tournament import run_tasks, run_tournament, schedule, seatings, tables
+from training.tournament import main as tournament_main
 
 # ---------------------------------------------------------------------------
 # Schedule
@@ -91,11 +87,11 @@ def test_elo_intervals_are_reproducible_and_cover_the_fit() -> None:
         }
         for ids, w in [((0, 1), 0)] * 14 + [((0, 1), 1)] * 6 + [((1, 0), 1)] * 5 + [((1, 0), 0)] * 5
     ]
-    per_game = tour.pair_score_tensor(records, 2)
+    per_game = pair_score_tensor(records, 2)
     assert per_game.shape == (30, 2, 2) and per_game.sum() == 30
     fit = bradley_terry_elo(per_game.sum(axis=0))
-    ci = tour.elo_intervals(per_game, rounds=400, seed=0)
-    np.testing.assert_array_equal(ci, tour.elo_intervals(per_game, rounds=400, seed=0))
+    ci = elo_intervals(per_game, rounds=400, seed=0)
+    np.testing.assert_array_equal(ci, elo_intervals(per_game, rounds=400, seed=0))
     assert (ci[:, 0] < fit).all() and (fit < ci[:, 1]).all()
     assert fit[0] > 1500 and ci[0, 1] - ci[0, 0] > 20  # 30 games: a wide interval, not a point
     # the batched fit gives the same answer as fitting each matrix alone
@@ -105,8 +101,8 @@ def test_elo_intervals_are_reproducible_and_cover_the_fit() -> None:
 
 def test_pairwise_scores_and_shares() -> None:
     record = {"num_players": 3, "winners": [0, 2], "prestige": [15, 9, 15], "cards": [10, 8, 10]}
-    assert tour.win_shares(record) == [0.5, 0.0, 0.5]
-    scores = {(i, j): s for i, j, s in tour.pairwise_scores(record)}
+    assert runner.win_shares(record) == [0.5, 0.0, 0.5]
+    scores = {(i, j): s for i, j, s in pairwise_scores(record)}
     assert scores[(0, 2)] == 0.5 and scores[(0, 1)] == 1.0 and scores[(1, 2)] == 0.0
 
 
@@ -162,7 +158,7 @@ def test_two_player_tournament_outputs_and_replay(tmp_path: Path, capsys: pytest
 def test_three_player_table_via_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "t3"
     argv = ["--agents", "random", "greedy", "mcts:sims=8", "--players", "3", "--games", "3"]
-    assert tour.main([*argv, "--seed", "1", "--out", str(out), "--no-progress"]) == 0
+    assert tournament_main([*argv, "--seed", "1", "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "openskill" in printed
     data = json.loads((out / "summary.json").read_text())
@@ -178,7 +174,7 @@ def test_three_player_table_via_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_cli_rejects_bad_specs(capsys: pytest.CaptureFixture) -> None:
     argv = ["--agents", "random", "nonsense", "--out", "unused", "--no-progress"]
-    assert run_cli(tour.main, argv, prog="tournament") == 2
+    assert run_cli(tournament_main, argv, prog="tournament") == 2
     assert capsys.readouterr().err == (
         "tournament: error: unknown agent spec 'nonsense'; known: az, greedy, human, lookahead, mcts, ppo, random\n"
     )
@@ -206,7 +202,7 @@ def test_cli_rejects_bad_specs(capsys: pytest.CaptureFixture) -> None:
 def test_cli_bad_inputs_one_line_nothing_written(extra, match, tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "file.txt").write_text("x")
-    assert run_cli(tour.main, [*extra, "--no-progress"], prog="tournament") == 2
+    assert run_cli(tournament_main, [*extra, "--no-progress"], prog="tournament") == 2
     err = capsys.readouterr().err
     assert err.startswith("tournament: error: ") and err.count("\n") == 1 and match in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]  # nothing created
@@ -214,7 +210,7 @@ def test_cli_bad_inputs_one_line_nothing_written(extra, match, tmp_path, monkeyp
 
 def test_heatmap_colour_bar_is_in_percent_and_ratings_have_error_bars() -> None:
     summary = run_tournament(["random", "greedy"], games=4, progress=False, echo=None)
-    fig = tour.figure(summary)
+    fig = figure(summary)
     heat, bars, cbar = fig.axes
     image = heat.get_images()[0]
     assert image.get_clim() == (0, 100) and cbar.get_ylabel() == "win rate (%)"
@@ -289,7 +285,7 @@ def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(runner, "determinize", counting)
     spy = _Spy()
     task = schedule(["spy", "random"], 2, 1, seed=2)[0]
-    record = tour.play_game(task, [spy, tour.build("random")])
+    record = tour.play_game(task, [spy, build("random")])
     assert spy.calls > 10 and calls == [0] * spy.calls
     assert rec_mod.replay(record)[0]
 
@@ -328,7 +324,7 @@ def test_module_games_are_played_by_every_agent_that_can(tmp_path: Path) -> None
     specs = ["random", "greedy", "mcts:sims=4"]
     able = [s for s in specs if agents.make(s).plays_modules]
     if len(able) < 2:
-        with pytest.raises(tour.CliError, match="no configuration has two agents that can play it"):
+        with pytest.raises(CliError, match="no configuration has two agents that can play it"):
             run_tournament(specs, games=1, progress=False, echo=None, modules=["cities"])
         return
     summary = run_tournament(

@@ -2,7 +2,7 @@
 
 Why a module of its own: what a tournament prints and writes depends only on
 its records (:mod:`training.records`), not on how they were scheduled or
-played; :mod:`training.tournament` plays and calls :func:`summarise`,
+played; :mod:`training.matches.tournament` plays and calls :func:`summarise`,
 :func:`format_tables` and :func:`write_outputs`. The ratings come from
 :mod:`training.matches.ratings`, the intervals and number formats from
 :mod:`training.common.stats`.
