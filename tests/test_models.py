@@ -224,7 +224,7 @@ def test_evaluate_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_value_report_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib")
-    from training.value_report import shipped
+    from training.matches.value_report import shipped
 
     monkeypatch.chdir(tmp_path)
     shipped_file = str(shipped_dir() / "ppo_2p.zip")

@@ -16,8 +16,10 @@ from agents.net import seat_values  # noqa: E402
 from agents.ppo import load_model  # noqa: E402
 from agents.runner import rotation_seating  # noqa: E402
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL  # noqa: E402
-from training import value_report as vr  # noqa: E402
 from training.common.cli import run_cli  # noqa: E402
+from training.matches import value_report as vr  # noqa: E402
+from training.matches import value_scores as vs  # noqa: E402
+from training.value_report import main as value_report_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "ppo_2p.zip"
@@ -78,7 +80,7 @@ def test_every_turn_of_every_game_is_recorded_once(played) -> None:
 
 def test_summary_knows_which_agent_sat_where(played) -> None:
     # the policy (A) beat random in all three games, from seat 0 in games 0 and 2 and seat 1 in game 1
-    summary = vr.summarise(played, ("A", "B"), "m", 0)
+    summary = vs.summarise(played, ("A", "B"), "m", 0)
     assert summary["games"]["a_wins"] == 3 and summary["games"]["b_wins"] == 0
     assert summary["games"]["seat0_wins"] == 2 and summary["games"]["seat1_wins"] == 1
     assert summary["overall"]["agent"]["sign_accuracy"] == 1.0  # "A wins" is right at every decision
@@ -93,7 +95,7 @@ def test_truncated_games_are_left_out_and_counted(policy) -> None:
     agents = (make("random", seed=0), make("random", seed=1))
     rec = vr.attach_values(vr.play_games(agents, 2, seed=5, max_turns=6), policy)
     assert rec.truncated == 2
-    summary = vr.summarise(rec, ("random", "random"), "m", 5)
+    summary = vs.summarise(rec, ("random", "random"), "m", 5)
     assert summary["games"]["truncated"] == 2 and summary["games"]["scored"] == 0
     assert summary["decisions"] == 12  # the decisions were played, but none is scored
     assert summary["overall"]["value"]["positions"] == 0
@@ -104,9 +106,9 @@ def test_truncated_games_are_left_out_and_counted(policy) -> None:
 # Scoring, on hand-made arrays
 
 
-def _record(values, result, game, mover, turn, prestige) -> vr.Record:
+def _record(values, result, game, mover, turn, prestige) -> vs.Record:
     n = len(game)
-    return vr.Record(
+    return vs.Record(
         game=np.asarray(game),
         turn=np.asarray(turn),
         mover=np.asarray(mover),
@@ -122,7 +124,7 @@ def test_score_by_hand() -> None:
     x = np.array([0.5, -0.2, 0.1, 0.0, -1.0, 0.3])
     result = np.array([1, 1, -1, 1, -1, 0])  # the last row is a shared victory: no sign, but in MSE
     game = np.array([0, 0, 1, 1, 2, 3])
-    s = vr.score(x, result, game)
+    s = vs.score(x, result, game)
     # hits: right, wrong, wrong, a tie (half), right -> 2.5 of 5
     assert s["sign_accuracy"] == pytest.approx(0.5)
     assert s["decisive_positions"] == 5 and s["positions"] == 6 and s["games"] == 4
@@ -138,8 +140,8 @@ def test_oracle_is_perfect_and_flipped_oracle_always_wrong() -> None:
     rng = np.random.default_rng(0)
     result = rng.choice([-1.0, 1.0], size=200)
     game = np.repeat(np.arange(20), 10)
-    good = vr.score(result * rng.uniform(0.1, 1.0, 200), result, game)
-    bad = vr.score(-result, result, game)
+    good = vs.score(result * rng.uniform(0.1, 1.0, 200), result, game)
+    bad = vs.score(-result, result, game)
     assert good["sign_accuracy"] == 1.0 and good["sign_games95"] == [1.0, 1.0]
     assert good["sign_wilson95"][1] == 1.0 and good["corr"] > 0.5
     assert (
@@ -153,17 +155,17 @@ def test_game_bootstrap_resamples_whole_games() -> None:
     # but only one game in ten is right, so a resample of games often holds none of it
     game = np.concatenate([np.zeros(99, int), np.arange(1, 10)])
     hits = np.concatenate([np.ones(99), np.zeros(9)])
-    lo, hi = vr.game_bootstrap(game, hits)
+    lo, hi = vs.game_bootstrap(game, hits)
     assert lo == 0.0 and hi > 0.9
-    assert vr.game_bootstrap(np.zeros(5, int), np.ones(5)) == (1.0, 1.0)  # one game: no spread
+    assert vs.game_bootstrap(np.zeros(5, int), np.ones(5)) == (1.0, 1.0)  # one game: no spread
 
 
 def test_calibration_rows_by_hand() -> None:
     x = np.array([-2.0, -0.1, -0.2, 0.1, 0.2, 0.9, 1.5])
     result = np.array([-1, -1, 1, 1, 1, -1, 1])
     game = np.array([0, 0, 1, 1, 2, 2, 3])
-    rows = {r["bin"]: r for r in vr.calibration(x, result, game)}
-    assert list(rows) == vr.bin_labels(vr.VALUE_EDGES, open_low=True)
+    rows = {r["bin"]: r for r in vs.calibration(x, result, game)}
+    assert list(rows) == vs.bin_labels(vs.VALUE_EDGES, open_low=True)
     assert rows["<-1"]["positions"] == 1 and rows["<-1"]["mean_result"] == -1.0
     neg = rows["[-0.25,0)"]
     assert neg["positions"] == 2 and neg["games"] == 2 and neg["mean_result"] == 0.0
@@ -185,34 +187,34 @@ def test_predictions_leaf_value_and_lead_from_the_seat_on_move() -> None:
         turn=[0, 1, 0],
         prestige=[[3, 1], [3, 5], [0, 0]],
     )
-    leaf = vr.predictions(rec, "leaf")
+    leaf = vs.predictions(rec, "leaf")
     np.testing.assert_allclose(leaf.x, [0.1, 0.3], atol=1e-6)  # (0.9-0.7)/2; seat 1 on move: (0.8-0.2)/2
     assert leaf.result.tolist() == [1.0, -1.0] and leaf.lead.tolist() == [3, 5]
-    lead = vr.predictions(rec, "lead")
+    lead = vs.predictions(rec, "lead")
     assert lead.x.tolist() == [2.0, 2.0]
-    who = vr.predictions(rec, "agent")  # game 0: agent A in seat 0
+    who = vs.predictions(rec, "agent")  # game 0: agent A in seat 0
     assert who.x.tolist() == [1.0, -1.0]
-    value = vr.predictions(rec, "value")
+    value = vs.predictions(rec, "value")
     np.testing.assert_allclose(value.x, [0.9, 0.7, 0.2, 0.8], atol=1e-6)
     assert value.result.tolist() == [1.0, -1.0, 1.0, -1.0] and value.game.tolist() == [0, 0, 0, 0]
     with pytest.raises(ValueError, match="unknown predictor"):
-        vr.predictions(rec, "policy")
+        vs.predictions(rec, "policy")
 
 
 def test_phase_bins() -> None:
-    p = vr.Predictions(
+    p = vs.Predictions(
         x=np.array([1.0, -1.0, 1.0, 1.0, -1.0]),
         result=np.array([1.0, 1.0, 1.0, -1.0, -1.0]),
         game=np.array([0, 0, 0, 1, 1]),
         turn=np.array([0, 9, 10, 39, 77]),
         lead=np.array([0, 2, 3, 14, 15]),
     )
-    rows = {r["bin"]: r for r in vr.phase_table(p, "turn", vr.TURN_EDGES)}
+    rows = {r["bin"]: r for r in vs.phase_table(p, "turn", vs.TURN_EDGES)}
     assert list(rows) == ["0-9", "10-19", "20-29", "30-39", "40+"]
     assert rows["0-9"]["positions"] == 2 and rows["0-9"]["sign_accuracy"] == 0.5
     assert rows["20-29"]["positions"] == 0 and rows["20-29"]["sign_accuracy"] is None
     assert rows["30-39"]["sign_accuracy"] == 0.0 and rows["40+"]["sign_accuracy"] == 1.0
-    lead = {r["bin"]: r["positions"] for r in vr.phase_table(p, "lead", vr.LEAD_EDGES)}
+    lead = {r["bin"]: r["positions"] for r in vs.phase_table(p, "lead", vs.LEAD_EDGES)}
     assert lead == {"0-2": 2, "3-5": 1, "6-8": 0, "9-11": 0, "12-14": 1, "15+": 1}
 
 
@@ -233,7 +235,7 @@ def _assert_pick_is_sign_accuracy(summary) -> None:
 
 
 def test_two_player_winner_pick_is_sign_accuracy_on_decisive_games(played) -> None:
-    _assert_pick_is_sign_accuracy(vr.summarise(played, ("A", "B"), "m", 0))
+    _assert_pick_is_sign_accuracy(vs.summarise(played, ("A", "B"), "m", 0))
     # by hand: ties (leaf 0, equal prestige) count half in both, the shared game is left out of both
     rec = _record(
         values=[[0.5, 0.5], [0.2, 0.8], [0.9, 0.1], [0.3, 0.3]],
@@ -243,7 +245,7 @@ def test_two_player_winner_pick_is_sign_accuracy_on_decisive_games(played) -> No
         turn=[0, 1, 0, 0],
         prestige=[[2, 2], [3, 1], [4, 4], [1, 6]],
     )
-    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    summary = vs.summarise(rec, ("A", "B"), "m", 0)
     _assert_pick_is_sign_accuracy(summary)
     wp = summary["winner_pick"]
     assert wp["overall"]["leaf"]["accuracy"] == pytest.approx(1 / 3)  # tie, wrong, tie
@@ -252,7 +254,7 @@ def test_two_player_winner_pick_is_sign_accuracy_on_decisive_games(played) -> No
 
 
 def test_three_player_winner_pick_by_hand(tmp_path) -> None:
-    rec = vr.Record(
+    rec = vs.Record(
         game=np.array([0, 0, 0, 1, 2, 3]),
         turn=np.array([0, 20, 70, 0, 5, 0]),
         mover=np.array([0, 2, 1, 0, 2, 0]),
@@ -267,20 +269,20 @@ def test_three_player_winner_pick_by_hand(tmp_path) -> None:
             np.float32,
         ),
     )
-    picks = vr.winner_picks(rec)
+    picks = vs.winner_picks(rec)
     assert picks.game.tolist() == [0, 0, 0, 2]
     # leaf (the highest seat_values): seat 0 right, seat 1 wrong, seats 0 and 1 tied (winner among 2), seat 2 right
     np.testing.assert_allclose(picks.hits["leaf"], [1, 0, 0.5, 1])
     # prestige leader: seat 2 wrong, seats 0/1 tied, seats 0/2 tied, all three tied
     np.testing.assert_allclose(picks.hits["prestige"], [0, 0.5, 0.5, 1 / 3])
     # the leaf of every seat is agents.net.seat_values of that row, as the search computes it
-    every = vr.seat_leaf_values(rec.values)
+    every = vs.seat_leaf_values(rec.values)
     for row in range(6):
         out = np.zeros(3)
         seat_values(rec.values[row].astype(np.float64), 3, out)
         assert every[row].tolist() == out.tolist()
-    np.testing.assert_array_equal(vr.leaf_values(rec.values, rec.mover), every[np.arange(6), rec.mover])
-    wp = vr.summarise(rec, ("A", "B"), "m", 0)["winner_pick"]
+    np.testing.assert_array_equal(vs.leaf_values(rec.values, rec.mover), every[np.arange(6), rec.mover])
+    wp = vs.summarise(rec, ("A", "B"), "m", 0)["winner_pick"]
     assert wp["chance"] == pytest.approx(1 / 3) and wp["games_scored"] == 2 and wp["shared_left_out"] == 1
     leaf, pres = wp["overall"]["leaf"], wp["overall"]["prestige"]
     assert leaf["positions"] == pres["positions"] == 4 and leaf["games"] == 2
@@ -303,7 +305,7 @@ def test_three_player_winner_pick_by_hand(tmp_path) -> None:
     by_lead_prestige = {r["bin"]: r["accuracy"] for r in wp["by_lead"]["prestige"]}
     assert by_lead_prestige["3-5"] == pytest.approx(0.25) and by_lead_prestige["6-8"] == pytest.approx(5 / 12)
     # text and phases.csv carry it
-    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    summary = vs.summarise(rec, ("A", "B"), "m", 0)
     text = vr.format_report(summary)
     assert "2 games won alone, 1 shared left out" in text and "chance 1/3 = 33.3%" in text
     assert "  all   all         4     2   62.5%" in text
@@ -328,7 +330,7 @@ def test_three_player_winner_pick_by_hand(tmp_path) -> None:
 
 def _run(argv, capsys) -> tuple[int, str]:
     try:
-        rc = run_cli(vr.main, argv, prog="prog")
+        rc = run_cli(value_report_main, argv, prog="prog")
     except SystemExit as exc:  # argparse's own usage errors
         rc = exc.code
     return rc, capsys.readouterr().err
@@ -396,7 +398,7 @@ def test_out_must_not_be_a_file(tmp_path, capsys) -> None:
 
 def test_tiny_run_writes_the_report(tmp_path, capsys) -> None:
     out = tmp_path / "report"
-    summary = vr.main(
+    summary = value_report_main(
         ["--games", "2", "--agents", "greedy", "random", "--model", str(MODEL), "--out", str(out)]
     )
     printed = capsys.readouterr().out
@@ -503,7 +505,7 @@ def test_three_player_results_are_terminal_rewards(monkeypatch) -> None:
 
 def test_three_player_leaf_is_the_searchs_seat_values(played_3p) -> None:
     rec, _ = played_3p
-    leaf = vr.predictions(rec, "leaf")
+    leaf = vs.predictions(rec, "leaf")
     keep = ~np.isnan(rec.result[rec.game, 0])
     vals, mover = rec.values[keep].astype(np.float64), rec.mover[keep]
     for i in np.linspace(0, vals.shape[0] - 1, 9).astype(int):
@@ -519,7 +521,7 @@ def test_three_player_leaf_is_the_searchs_seat_values(played_3p) -> None:
 
 def test_three_player_summary(played_3p) -> None:
     rec, _ = played_3p
-    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    summary = vs.summarise(rec, ("A", "B"), "m", 0)
     gm = summary["games"]
     assert summary["game"] == {"players": 3, "modules": []}
     assert gm["a_wins"] + gm["b_wins"] + gm["shared"] == 3 - gm["truncated"]
@@ -537,7 +539,7 @@ def test_three_player_summary(played_3p) -> None:
 
 
 def test_three_player_lead_and_agent_baselines_by_hand() -> None:
-    rec = vr.Record(
+    rec = vs.Record(
         game=np.array([0, 0, 1, 2]),
         turn=np.array([0, 1, 2, 0]),
         mover=np.array([0, 1, 2, 0]),
@@ -548,19 +550,19 @@ def test_three_player_lead_and_agent_baselines_by_hand() -> None:
         seating=rotation_seating(3, 3),
         values=np.array([[0.9, 0.3, 0.6], [0.2, 0.8, 0.5], [0.1, 0.4, 0.7], [0, 0, 0]], np.float32),
     )
-    lead = vr.predictions(rec, "lead")  # own prestige minus the best other seat's
+    lead = vs.predictions(rec, "lead")  # own prestige minus the best other seat's
     assert lead.x.tolist() == [3 - 5, 6 - 5, 2 - 7] and lead.lead.tolist() == [5, 6, 7]
     assert lead.result.tolist() == [1.0, -1.0, -1.0]
     # A's seats: +1 and 0 -> +1; B's: -1, -1, 0, -1 -> -1
-    assert vr.agent_signs(rec).tolist() == [1.0, -1.0]
-    assert vr.predictions(rec, "agent").x.tolist() == [1.0, -1.0, -1.0]  # A on move in row 0 only
-    leaf = vr.predictions(rec, "leaf")
+    assert vs.agent_signs(rec).tolist() == [1.0, -1.0]
+    assert vs.predictions(rec, "agent").x.tolist() == [1.0, -1.0, -1.0]  # A on move in row 0 only
+    leaf = vs.predictions(rec, "leaf")
     np.testing.assert_allclose(
         leaf.x, [0.5 * (0.9 - 0.45), 0.5 * (0.8 - 0.35), 0.5 * (0.7 - 0.25)], atol=1e-6
     )
-    value = vr.predictions(rec, "value")
+    value = vs.predictions(rec, "value")
     assert value.x.size == 9 and value.game.tolist() == [0, 0, 0, 0, 0, 0, 1, 1, 1]
-    summary = vr.summarise(rec, ("A", "B"), "m", 0)
+    summary = vs.summarise(rec, ("A", "B"), "m", 0)
     assert summary["games"] == {
         "played": 3,
         "truncated": 1,
@@ -589,14 +591,14 @@ def test_module_game_uses_the_module_observation_and_seat_values() -> None:
         _torch_values(policy, rec.obs[rows].reshape(-1, OBS_DIM_ALL)).reshape(-1, 2),
         atol=1e-5,
     )
-    leaf = vr.predictions(rec, "leaf")
+    leaf = vs.predictions(rec, "leaf")
     keep = ~np.isnan(rec.result[rec.game, 0])
     vals, mover = rec.values[keep].astype(np.float64), rec.mover[keep]
     out = np.zeros(2)
     for i in range(0, vals.shape[0], 7):
         seat_values(vals[i].copy(), 2, out)
         assert leaf.x[i] == out[mover[i]] == 0.5 * (vals[i, mover[i]] - vals[i, 1 - mover[i]])
-    summary = vr.summarise(rec, ("A", "B"), name, 0)
+    summary = vs.summarise(rec, ("A", "B"), name, 0)
     assert summary["game"] == {"players": 2, "modules": list(mods)}
     assert "of 2p cities+trading_posts+orient+strongholds" in vr.format_report(summary)
 
@@ -629,12 +631,14 @@ def test_default_two_player_command_is_unchanged() -> None:
     args = argparse.Namespace(players=2, modules=[], model=None, agents=None)
     vr.resolve_game_args(args)
     assert args.model == default_model(2) and args.agents == [f"ppo:{default_model(2)}", "greedy"]
-    assert vr.turn_edges(2) == vr.TURN_EDGES and vr.turn_edges(4) == (0, 20, 40, 60, 80)
+    assert vs.turn_edges(2) == vs.TURN_EDGES and vs.turn_edges(4) == (0, 20, 40, 60, 80)
 
 
 def test_tiny_three_player_run_writes_the_report(tmp_path, capsys) -> None:
     out = tmp_path / "report"
-    summary = vr.main(["--players", "3", "--games", "2", "--agents", "greedy", "greedy", "--out", str(out)])
+    summary = value_report_main(
+        ["--players", "3", "--games", "2", "--agents", "greedy", "greedy", "--out", str(out)]
+    )
     printed = capsys.readouterr().out
     assert f"critic of {default_model(3)}; 2 games of 3p base greedy (A) vs greedy (B)" in printed
     data = json.loads((out / "value_report.json").read_text())
