@@ -1,7 +1,7 @@
 """A tournament's report: the summary of its records, the text tables, the CSV files and the figure.
 
 Why a module of its own: what a tournament prints and writes depends only on
-its records (:mod:`training.records`), not on how they were scheduled or
+its records (:mod:`splendor_env.records`), not on how they were scheduled or
 played; :mod:`training.matches.tournament` plays and calls :func:`summarise`,
 :func:`format_tables` and :func:`write_outputs`. The ratings come from
 :mod:`training.matches.ratings`, the intervals and number formats from
