@@ -184,7 +184,6 @@ def check_agent_spec(
         raise ConfigError(f"{key}: {e}") from None
 
 
-
 M = typing.TypeVar("M", bound=BaseModel)
 
 
