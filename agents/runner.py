@@ -2,29 +2,22 @@
 
 Why one module: tournaments, evaluation, the value report, policy benchmarks,
 ``training.play``, the warm-start teacher, self-play opponents and the
-Gymnasium view all hand agents decisions. Each used to write its own loop and
-its own way of giving a search agent a state; this is the only one, so the
-fairness rule below holds everywhere.
+Gymnasium views all hand agents decisions through it, so the fairness rule
+holds everywhere.
 
-Fairness. An agent is only ever handed a state through :func:`decision_state`:
-``None`` for agents without ``needs_state``; the true state (a copy) for agents
-that only show their own seat's view (``trusted_view``, the human); otherwise
-the true state *determinised* for the acting seat
-(:func:`splendor_env.determinize.determinize`): deck order and opponents'
-blind reservations resampled, so a search agent never sees what it would not
-know at the table.
+The fairness rule (the one statement of it; other modules link here): an agent
+is only ever handed a state through :func:`decision_state`: ``None`` for agents
+without ``needs_state``; the true state (a copy) for agents that only show
+their own seat's view (``trusted_view``, the human); otherwise the true state
+*determinised* for the acting seat (:func:`splendor_env.determinize.determinize`):
+deck order and opponents' blind reservations resampled, so a search agent
+never sees what it would not know at the table.
 
-Loops:
-
-* the AEC env: :func:`decide` (one decision of the seat on move: the Gymnasium
-  view's opponents), :func:`play_out` (a game to its end), :func:`play_game`
-  (deal, per-seat seeds, the record of :mod:`training.records`), :func:`game_record`;
-* batched games in :class:`splendor_env.vector.SplendorBatch`: :func:`batch_actions`
-  (one ``act_batch`` call, or per game with a determinised state),
-  :class:`BatchedGames` (round by round: a schedule of games, each with its
-  seating, or endless self-play) and :func:`play_batched` (a schedule to its end);
-* seat rotation (:func:`rotated_seat`, :func:`rotation_seating`) and scoring
-  (:func:`win_shares`).
+Loops: the AEC env (:func:`decide`, :func:`play_out`, :func:`play_game`, which
+returns a record of :mod:`splendor_env.records`; that module's ``game_record``,
+``game_result``, ``is_over`` and ``seat_of`` are importable from here too) and
+batched games in a :class:`splendor_env.vector.SplendorBatch`
+(:func:`batch_actions`, :class:`BatchedGames`, :func:`play_batched`).
 """
 
 from __future__ import annotations
@@ -34,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from splendor_env import state as st
 from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
+from splendor_env.records import game_record, game_result, is_over, seat_of
 
 #: ``before_move(env, seat)`` / ``on_move(env, seat, action)`` hooks of :func:`play_out` (rendering, logs).
 MoveHook = Callable[[raw_env, int], None]
@@ -58,11 +51,6 @@ def decision_state(agent: Any, state: np.ndarray, seat: int, rng: np.random.Gene
     if getattr(agent, "trusted_view", False):
         return np.array(state, copy=True)
     return determinize(state, seat, rng)
-
-
-def seat_of(name: str) -> int:
-    """``"player_2"`` -> 2 (the AEC env's agent names)."""
-    return int(name.rsplit("_", 1)[1])
 
 
 def decide(agent: Any, env: raw_env, rng: np.random.Generator) -> int:
@@ -127,24 +115,6 @@ def opponent_rounds(
 # One game in the AEC env
 
 
-def game_result(s: np.ndarray) -> dict[str, Any]:
-    """The result fields of a finished (or truncated) game state (see :mod:`training.records`)."""
-    n = int(s[st.N_PLAYERS])
-    offs = [st.player_offset(p) for p in range(n)]
-    return {
-        "prestige": [int(s[po + st.P_PRESTIGE]) for po in offs],
-        "cards": [int(s[po + st.P_CARDS]) for po in offs],
-        "winners": [p for p in range(n) if s[st.OUTCOME + p]],
-        "truncated": bool(s[st.PHASE] == st.PHASE_TRUNCATED),
-        "turns": int(s[st.TURN]),
-    }
-
-
-def is_over(env: raw_env) -> bool:
-    """Whether the AEC env's game has ended (won or truncated)."""
-    return int(env.game_state[st.PHASE]) in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
-
-
 def play_out(
     env: raw_env,
     seat_agents: Sequence[Any],
@@ -182,27 +152,6 @@ def label_of(agent: Any) -> str:
     if isinstance(agent, str):
         return agent
     return str(getattr(agent, "name", type(agent).__name__))
-
-
-def game_record(
-    env: raw_env,
-    seed: int,
-    labels: Sequence[str],
-    actions: Sequence[int],
-    agent_seeds: Sequence[int] | None = None,
-) -> dict[str, Any]:
-    """The record of the game ``env`` just played (the format of :mod:`training.records`)."""
-    record: dict[str, Any] = {
-        "num_players": env.config.num_players,
-        "seed": seed,
-        "max_turns": env.config.max_turns,
-        "modules": list(env.config.modules),
-        "agents": list(labels),
-    }
-    if agent_seeds is not None:
-        record["agent_seeds"] = [int(s) for s in agent_seeds]
-    record["actions"] = [int(a) for a in actions]
-    return {**record, **game_result(env.game_state)}
 
 
 def play_game(

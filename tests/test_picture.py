@@ -15,12 +15,12 @@ from pettingzoo.test import render_test
 
 from agents.gym_view import SplendorGymEnv
 from splendor_env import env as make_env
-from splendor_env import picture, raw_env
+from splendor_env import picture, raw_env, records
 from splendor_env.cards import NUM_CARDS
 from splendor_env.snapshot import to_dict
 from splendor_env.state import MODULE_NAMES
 from tests.helpers import Position, play, reserve_deck
-from training import records
+from training.records import main as records_main
 
 PIL = pytest.importorskip("PIL", reason="the render extra (Pillow) draws the images")
 
@@ -186,7 +186,7 @@ def test_the_video_command_writes_one_gif_frame_per_move(
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     out = tmp_path / "game.gif"
-    assert records.main(["video", str(path), "--index", "0", "--out", str(out), "--scale", "0.25"]) == 0
+    assert records_main(["video", str(path), "--index", "0", "--out", str(out), "--scale", "0.25"]) == 0
     assert "10 frames" in capsys.readouterr().out
     from PIL import Image
 
@@ -202,8 +202,8 @@ def test_the_video_command_refuses_other_formats(tmp_path: Path) -> None:
     path.write_text(json.dumps({"num_players": 2, "seed": 0, "actions": []}) + "\n", encoding="utf-8")
     from training.common.cli import run_cli
 
-    assert run_cli(records.main, ["video", str(path), "--out", str(tmp_path / "x.avi")]) == 2
-    assert run_cli(records.main, ["video", str(path), "--index", "4", "--out", str(tmp_path / "x.gif")]) == 2
+    assert run_cli(records_main, ["video", str(path), "--out", str(tmp_path / "x.avi")]) == 2
+    assert run_cli(records_main, ["video", str(path), "--index", "4", "--out", str(tmp_path / "x.gif")]) == 2
 
 
 def test_orient_cards_and_strongholds_are_drawn_on_the_market() -> None:

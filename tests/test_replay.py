@@ -7,7 +7,9 @@ import pytest
 
 from agents.base import Agent
 from agents.gym_view import SplendorGymEnv
-from training import play, records
+from splendor_env import records
+from training import play
+from training.records import main as records_main
 
 
 def record_of(specs: list[str], seed: int, **kwargs) -> dict:
@@ -96,14 +98,14 @@ def test_cli_replays_move_by_move_with_boards(
 ) -> None:
     path = tmp_path / "games.jsonl"
     records.write_records(path, recs)
-    assert records.main(["replay", str(path), "--index", "1", "--moves", "--render"]) == 0
+    assert records_main(["replay", str(path), "--index", "1", "--moves", "--render"]) == 0
     out = capsys.readouterr().out
     moves = [line for line in out.splitlines() if line.startswith("move ")]
     assert len(moves) == len(recs[1]["actions"])
     assert "player_0 (greedy): " in moves[0]
     assert out.count("bank: ") == len(recs[1]["actions"])  # a board after every move
     assert "1/1 record(s) reproduced" in out
-    assert records.main(["replay", str(path), "--moves"]) == 0
+    assert records_main(["replay", str(path), "--moves"]) == 0
     assert "3/3 record(s) reproduced" in capsys.readouterr().out
 
 

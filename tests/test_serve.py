@@ -18,8 +18,8 @@ import pytest
 
 import agents
 from agents import runner
+from splendor_env.records import replay, write_records
 from tests.helpers.app_server import app_server, call
-from training.records import replay, write_records
 
 
 @pytest.fixture(scope="module")

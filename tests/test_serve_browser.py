@@ -25,8 +25,8 @@ import pytest
 
 import agents
 from agents import runner
+from splendor_env.records import write_records
 from tests.helpers.app_server import app_server
-from training.records import write_records
 
 pytestmark = pytest.mark.slow
 

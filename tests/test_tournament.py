@@ -11,14 +11,15 @@ import pytest
 
 from agents import build, runner
 from agents.base import Agent, check_mask
+from splendor_env import records as rec_mod
 from splendor_env.observation import O_SEAT_ONEHOT, OBS_DIM, observe
-from training import records as rec_mod
 from training.common.cli import CliError, run_cli
 from training.common.stats import wilson
 from training.matches import tournament as tour
 from training.matches.ratings import bradley_terry_elo, elo_intervals, pair_score_tensor, pairwise_scores
 from training.matches.report import figure
 from training.matches.tournament import run_tasks, run_tournament, schedule, seatings, tables
+from training.records import main as records_main
 from training.tournament import main as tournament_main
 
 # ---------------------------------------------------------------------------
@@ -144,15 +145,15 @@ def test_two_player_tournament_outputs_and_replay(tmp_path: Path, capsys: pytest
         assert {"num_players", "seed", "agents", "actions", "prestige", "winners"} <= set(g)
         ok, result, _ = rec_mod.replay(g)
         assert ok, (result, g)
-    assert rec_mod.main(["replay", str(out / "games.jsonl")]) == 0
-    assert rec_mod.main(["replay", str(out / "games.jsonl"), "--index", "1", "--render"]) == 0
+    assert records_main(["replay", str(out / "games.jsonl")]) == 0
+    assert records_main(["replay", str(out / "games.jsonl"), "--index", "1", "--render"]) == 0
     assert "1/1 record(s) reproduced" in capsys.readouterr().out
 
     tampered = dict(games[0], winners=[1 - games[0]["winners"][0]] if games[0]["winners"] else [0])
     assert not rec_mod.replay(tampered)[0]
     bad_file = tmp_path / "bad.jsonl"
     rec_mod.write_records(bad_file, [tampered])
-    assert rec_mod.main(["replay", str(bad_file)]) == 1
+    assert records_main(["replay", str(bad_file)]) == 1
 
 
 def test_three_player_table_via_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -293,7 +294,7 @@ def test_search_agents_only_get_determinised_states(monkeypatch: pytest.MonkeyPa
 # ---------------------------------------------------------------------------
 # Configurations: player counts and modules, with the agents that can play them
 
-MODEL = Path(__file__).resolve().parents[1] / "models" / "ppo_2p.zip"
+MODEL = Path(__file__).resolve().parents[1] / "agents" / "shipped" / "ppo_2p.zip"
 
 
 @pytest.mark.slow

@@ -31,11 +31,11 @@ from agents import runner
 from agents.human import QuitGame
 from agents.models import resolve_model
 from agents.runner import seat_of
+from splendor_env.records import write_records
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from training.common.cli import CliError, run_cli
 from training.common.games import check_plays
-from training.records import write_records
 
 #: The shipped 2-player base-game policy (package data: :mod:`agents.models`).
 SHIPPED_POLICY = resolve_model("ppo_2p")
