@@ -1,41 +1,11 @@
 """Gymnasium vector view: ``num_envs`` learner games against opponents, stepped by the batched engine.
 
-Why: ``gymnasium.make_vec("splendor_env/Splendor-v1", num_envs=N, opponents=...)`` is what
-Gymnasium-native training loops (CleanRL-style PPO, ...) ask for. Wrapping N single-agent views
-in ``SyncVectorEnv`` works (``vectorization_mode="sync"``) but pays a Python loop over N games and
-N opponents per step; this class runs the N games in one :class:`splendor_env.vector.SplendorBatch`
-and asks each opponent agent once per round for every game where it is on move (its
-``act_batch``; search agents get one determinised state per game through
-:func:`agents.runner.batch_actions`, as everywhere else). ``python -m training.bench.vec``
-measures both.
-
-It is the single-agent view (:class:`agents.gym_view.SplendorGymEnv`) N times over, with the same
-options, the same opponents argument (a spec, an agent, a list per seat, a ``{spec: weight}`` pool
-or an :class:`agents.pool.OpponentPool`), the same learner-seat draw and the same reward routing
-(:class:`agents.pool.LearnerReward`: a game lost on an opponent's move gives the learner its -1).
-It lives in ``agents`` because it builds opponents (``splendor_env`` never imports ``agents``).
-
-Conventions (Gymnasium >= 1.0):
-
-* ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: the engine deals a finished
-  game's successor in the same step, so ``obs[b]`` is already the learner's first observation of
-  the next game (its opponents have moved up to the learner's turn), and the finished game is in
-  ``info["final_obs"][b]`` (the learner's last view; ``info["_final_obs"]`` flags the games) and
-  ``info["final_info"]`` (``winners``, ``is_success``, ``learner_seat``, ``game_seed``).
-* Spaces: ``single_observation_space`` ``Box(0, 127, (obs_dim,), float32)``,
-  ``single_action_space`` ``Discrete(num_actions)``, batched ``observation_space`` /
-  ``action_space`` (``MultiDiscrete``).
-* Masks: ``info["action_mask"]`` (``int8[N, num_actions]``) and :meth:`action_masks`
-  (``bool[N, num_actions]``, sb3-contrib's name).
-* An illegal learner action raises :class:`splendor_env.IllegalActionError` naming the game,
-  before any game changes (no ``illegal_action="terminate"`` here: a vector step cannot end one
-  game's episode early without desynchronising the batch).
-* Seeding: ``reset(seed=s)`` deals game ``b`` as the AEC env's ``reset(seed=s + b)`` (the
-  single-agent view's ``reset(seed=s + b)``, i.e. ``SyncVectorEnv``'s seeding), reseeds the
-  opponents and the learner-seat draws; each later game takes the engine's next seed. Every
-  step reports the AEC seed of each game being played in ``info["game_seed"]`` (and
-  :attr:`game_seeds`), a finished one's in ``info["final_info"]["game_seed"]``, so any game can
-  be replayed in ``splendor_env.env()`` or the single-agent view.
+Why: ``gymnasium.make_vec("splendor_env/Splendor-v1", num_envs=N)`` over ``SyncVectorEnv`` pays
+a Python loop over N games and N opponents per step; this class runs the N games in one
+:class:`splendor_env.vector.SplendorBatch` and asks each opponent agent once per round for all
+the games where it is on move (:func:`agents.runner.opponent_rounds`). The options, opponents
+and reward routing are :class:`agents.gym_view.SplendorGymEnv`'s; its conventions (same-step
+autoreset, spaces, masks, seeds): docs/environment/gymnasium.md.
 """
 
 from __future__ import annotations
@@ -60,7 +30,7 @@ from .runner import opponent_rounds
 class SplendorVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` single-agent Splendor games against opponents, in one batched engine.
 
-    See the module docstring. ``copy=False`` returns the internal observation buffer (valid until
+    Options and conventions: docs/environment/gymnasium.md. ``copy=False`` returns the internal observation buffer (valid until
     the next call) instead of a fresh array.
     """
 
@@ -150,7 +120,7 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
             self._play(ids, batch.step(actions, ids), credit, finals)
 
         def view() -> tuple[np.ndarray, ...]:
-            return batch.states, batch._obs, batch._masks, batch._players
+            return (batch.states, *batch.current())
 
         opponent_rounds(self.learner_seat, self._opponent, self.pool.agents, view, play, self.np_random)
 
@@ -167,9 +137,10 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
         }
 
     def _obs_info(self, finals: dict[str, Any] | None) -> tuple[np.ndarray, dict[str, Any]]:
-        obs = self.batch._obs.copy() if self.copy else self.batch._obs
+        obs, mask, _ = self.batch.current()  # the batch's own buffers (it is built with copy=False)
+        obs = obs.copy() if self.copy else obs
         info: dict[str, Any] = {
-            "action_mask": self.batch._masks.copy(),
+            "action_mask": mask.copy(),
             "_action_mask": self._ones,
             "learner_seat": self.learner_seat.copy(),
             "_learner_seat": self._ones,
@@ -242,14 +213,14 @@ class SplendorVectorEnv(gym.vector.VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, ``bool[num_envs, num_actions]`` (what ``MaskablePPO`` calls)."""
-        return self.batch._masks.astype(bool)
+        return self.batch.action_masks().astype(bool)
 
     def sample_actions(self) -> np.ndarray:
         """One uniformly random legal learner action per game (benchmarks, smoke tests), in compiled
         code; the stream is seeded at each ``reset`` from :attr:`np_random`, so a seeded run repeats."""
         if not self._has_reset:
             raise RuntimeError("sample_actions() called before reset()")
-        return sample_legal_actions(self.batch._masks, self._sample_stream)
+        return sample_legal_actions(self.batch.action_masks(), self._sample_stream)
 
 
 __all__ = ["SplendorVectorEnv"]

@@ -285,6 +285,16 @@ class SplendorBatch:
         """
         return self._game_seeds.copy()
 
+    @property
+    def next_seed(self) -> int:
+        """The seed the next game dealt inside :meth:`step` will get (read-only)."""
+        return int(self._next_seed[0])
+
+    def current(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The current ``(obs, mask, player)`` of every game, as the last :meth:`reset` or :meth:`step`
+        returned them (the internal buffers with ``copy=False``)."""
+        return self._out(self._obs), self._out(self._masks), self._out(self._players)
+
     def action_masks(self) -> np.ndarray:
         """Current legal-action masks ``[B, num_actions]`` (int8).
 

@@ -81,7 +81,7 @@ def test_equals_n_single_agent_views_across_autoresets(num_players: int, learner
                 o, i = single.reset(seed=int(info["game_seed"][b]))  # the next game's seed
             np.testing.assert_array_equal(obs[b], o)
             np.testing.assert_array_equal(info["action_mask"][b], i["action_mask"])
-        assert (venv.batch._players == venv.learner_seat).all()  # the learner is on move in every game
+        assert (venv.batch.current()[2] == venv.learner_seat).all()  # the learner is on move in every game
     assert episodes >= 4, "the test should cross auto-resets"
 
 

@@ -12,9 +12,11 @@ import pytest
 
 import agents
 import splendor_env
+from splendor_env import records
 from splendor_env.vector import MAX_SEED, SplendorBatch
-from training import play, records
+from training import play
 from training.common.cli import run_cli
+from training.records import main as records_main
 
 # -- SplendorBatch -----------------------------------------------------------------------------
 
@@ -87,7 +89,7 @@ def test_vector_auto_reset_seeds_stay_replayable_at_the_largest_seed() -> None:
     for _ in range(12):  # every game is truncated after 4 turns and dealt again
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in v.action_masks()])
         v.step(actions)
-    nxt = int(v._next_seed[0])
+    nxt = v.next_seed
     assert MAX_SEED + 3 < nxt < 2**63
     e = splendor_env.env(max_turns=4)
     e.reset(seed=nxt - 1)  # the last game dealt can be replayed in the AEC env
@@ -276,7 +278,7 @@ def test_records_cli_fuzz(tmp_path, capsys) -> None:
     rng = np.random.default_rng(0)
     for _ in range(60):
         argv = [a for i in rng.choice(len(pieces), size=rng.integers(1, 4)) for a in pieces[i]]
-        code, err = _cli(records.main, argv, capsys)
+        code, err = _cli(records_main, argv, capsys)
         assert code in (0, 1, 2), (argv, code)
         assert "Traceback" not in err, (argv, err)
         if code == 2:
