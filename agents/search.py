@@ -1,41 +1,11 @@
 """The one search core: determinised tree search for every game, with pluggable evaluators.
 
-Why one core: ``mcts`` (rollouts) and ``az`` (a network) are the same algorithm
-with a different leaf evaluation and selection rule. Keeping one tree, one
-determinisation loop, one backup and one budget driver means a fix or a game
-feature (3-4 players, module sub-decisions) reaches both.
-
-The search (single-observer ISMCTS, as in OpenSpiel's ``MCTSBot`` with its
-``Evaluator`` classes, adapted to hidden information):
-
-* every simulation starts from the root state (which the caller already
-  determinised for the acting seat, :func:`agents.runner.decision_state`) and
-  re-determinises it (:func:`~splendor_env.determinize.determinize_inplace`:
-  decks, blind reserves, Orient decks), so nothing hidden from the seat is
-  used; tree nodes are keyed by action sequence, and only the actions legal in
-  the simulation's world compete at a node;
-* one node per decision: a turn's sub-decisions (discards, nobles, cities,
-  trading posts, Orient choices, strongholds) are tree levels of the same seat;
-  the action space is the game's own (72 base ids, or the module table);
-* values are per-seat vectors (2, 3 or 4 players, max^n): a node is chosen by
-  the value of the seat on move there;
-* the selection rule is UCB1 with availability counts and progressive
-  widening (with the rollout evaluator) or PUCT with priors and a first-play
-  urgency (with the network evaluator); leaves are
-  evaluated one at a time (rollouts) or ``batch`` at a time with virtual loss
-  (the network);
-* the budget is a number of simulations or milliseconds (:func:`run_budget`).
-
-Evaluators (each a numba driver over the shared parts):
-
-* :func:`search_rollouts`: expand one child per simulation (in the greedy
-  heuristic's order of preference, or at random), play a greedy or random
-  rollout for at most ``depth`` plies, value :func:`rollout_value` in [0, 1];
-* :func:`search_network`: the network's prior over the legal moves and its
-  critic for every seat (:func:`agents.net.seat_values`), in [-1, 1].
-
-A finished game is valued from :func:`splendor_env.rules.terminal_rewards`
-(the engine's one definition of a result) by both evaluators.
+Why one core: ``mcts`` (rollouts, :func:`search_rollouts`) and ``az`` (a network,
+:func:`search_network`) are the same algorithm with a different leaf evaluation and selection
+rule. One tree (a node per decision, per-seat value vectors for 2-4 players), one
+determinisation loop (every simulation re-determinises the root state: the fairness rule,
+:mod:`agents.runner`), one backup and one budget driver (:func:`run_budget`) mean a fix or a
+game feature reaches both. How they search: docs/agents.md ("One search core").
 """
 
 from __future__ import annotations
@@ -53,7 +23,7 @@ from splendor_env.observation import observe
 from splendor_env.rng import rand_unit
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS, P_CARDS, P_PRESTIGE, P_TOKENS, player_offset
 
-from .greedy import _random_legal, policy_action
+from .greedy import policy_action, random_legal
 from .net import net_forward, net_values, seat_values
 
 
@@ -239,7 +209,7 @@ def rollout(
             observe(s, p, obs)
             a = policy_action(obs, mask, rng, noise, eps)
         else:
-            a = _random_legal(mask, rng)
+            a = random_legal(mask, rng)
         rules.apply_action(s, a)
 
 
@@ -411,7 +381,7 @@ def search_rollouts(
                     observe(d, player, obs)
                     a = policy_action(obs, untried_mask, rng, noise, 0.0)
                 else:
-                    a = _random_legal(untried_mask, rng)
+                    a = random_legal(untried_mask, rng)
                 n_nodes = _step_down(tree, 0, d, node, a, n_nodes, False)
                 break
             a = _select_ucb(tree, node, mask, player, c_uct, rng)
