@@ -1,54 +1,10 @@
 """PUCT search guided by a trained network (spec ``az[:MODEL][,key=value...]``), every game a network covers.
 
-Why: a PPO policy alone (``ppo:ppo_2p``) plays one move from its first
-impression; a search that uses its policy as the prior and its critic as the
-leaf evaluation looks ahead where the network is unsure, the AlphaZero recipe,
-without any new training.
-
-One decision runs the shared search core (:mod:`agents.search`) with the
-network evaluator (:func:`agents.search.search_network`):
-
-* every simulation re-determinises the given state (which the caller already
-  determinised for the acting seat, :func:`agents.runner.decision_state`), so
-  nothing hidden from the seat is used; tree nodes are keyed by action
-  sequence (single-observer ISMCTS), and a turn's sub-decisions (discards,
-  nobles, every module choice) are tree levels of the same seat;
-* selection is PUCT, ``Q + c * P * sqrt(N) / (1 + n)``, ``Q`` the value of the
-  seat on move at the node, an unvisited child counting ``Q`` of its parent
-  minus ``fpu``;
-* a leaf is evaluated by the network (:mod:`agents.net`, the PPO checkpoint's
-  own card-slot network in numba, about 15 us a base-game position): the prior
-  is the softmax of its actor logits over the legal moves (temperature
-  ``ptemp``); the per-seat value is half the difference between the critic's
-  value of each seat's view and the mean of the others'
-  (:func:`agents.net.seat_values`; two players: ``(V(on move) - V(other)) / 2``).
-  Why the difference: the critic learnt the learner's return against its
-  training pool, so at the start of a game it rates *every* seat a likely
-  winner; taken alone it would make positions where the searching seat is
-  still on move (a discard, a noble) look better than ones where another seat
-  is. A finished game is worth its real result on the same scale;
-* leaves are evaluated ``batch`` at a time (virtual loss keeps the
-  simulations of one batch apart);
-* the move played is the most visited root action (the value breaks ties).
-
-The network: ``az:MODEL`` (a shipped name such as ``ppo_base_3_4p``, or a path
-to a MaskablePPO ``.zip`` with the card-slot policy) or, with no model, the
-shipped network trained for the game being played
-(:func:`agents.models.default_model`): ``az_2p`` (trained from this search) for 2-player base games,
-``az_3_4p`` (trained from this search) for 3 and 4 players, ``az_modules_2p`` (trained from this search) for
-2 players with all four modules. A game no network covers is refused up front, naming it.
-A shipped network may record the ``c``, ``fpu`` and ``ptemp`` it is searched with
-(:data:`NETWORK_OPTIONS`; ``az_3_4p`` flattens its prior with ``ptemp=1.5``); an option
-written in the spec wins.
-
-Budget: ``sims`` simulations per move, or ``ms`` milliseconds (then the search
-runs in chunks of ``4 * batch`` simulations until the time is up, and is no
-longer reproducible from the seed alone). The default is 1000 simulations with
-2 players and 2000 with 3 or 4 (:data:`DEFAULT_SIMS`). A move's search ends
-early once its most-visited move leads the next by more than ``stop`` x the
-simulations left; the default ``stop=1`` ends it only when that move can no
-longer be overtaken, so the move is the one the whole budget would give, at
-60-70% of the simulations (the ladder page has the times).
+Why: a PPO policy alone (``ppo:ppo_2p``) plays its first impression; a search that uses its
+policy as the prior and its critic as the leaf value looks ahead where the network is unsure
+(the AlphaZero recipe, without new training). It is the shared search core
+(:mod:`agents.search`) with the network evaluator (:mod:`agents.net`); which network plays
+which game, its options and budget: docs/agents.md ("One search core"). Options: :data:`PARAMS`.
 """
 
 from __future__ import annotations
@@ -61,7 +17,7 @@ import numpy as np
 from splendor_env import state as st
 from splendor_env.state import CURRENT, MAX_PLAYERS
 
-from .base import Agent, search_inputs, typed_options
+from .base import Agent, search_inputs
 from .net import (
     NetBuffers,
     check_export,
@@ -74,6 +30,7 @@ from .net import (
     seat_value_difference,
     seat_values,
 )
+from .options import parse_options, typed_options
 from .search import Tree, run_budget, search_network, warm_up
 
 #: name -> (type, default, help) for every option of the ``az`` spec.
@@ -157,8 +114,6 @@ def network_options(path: str | Path | None) -> dict[str, object]:
 
 def parse_az_spec(rest: str) -> tuple[str | None, dict[str, str]]:
     """``"ppo_2p,sims=100"`` -> ``("ppo_2p", {"sims": "100"})``; no model: ``None`` (the game's own)."""
-    from . import parse_options
-
     parts = [p.strip() for p in rest.split(",")] if rest else []
     path = None
     if parts and parts[0] and "=" not in parts[0]:
@@ -205,7 +160,7 @@ class Network:
 
 
 class AZAgent(Agent):
-    """PUCT over determinised states with a PPO network as prior and value (module docstring).
+    """PUCT over determinised states with a PPO network as prior and value (docs/agents.md, "One search core").
 
     ``act`` needs ``state=``, a state already determinised for the acting seat (as for ``mcts``).
     With ``path`` (or ``model``) it plays the games that network was trained for; without, it
@@ -250,8 +205,8 @@ class AZAgent(Agent):
 
     def network(self, num_players: int, modules: tuple[str, ...] | list[str] = ()) -> Network:
         """The network for this game (loaded once per game), or a clear error naming the game."""
+        from .checkpoint import describe_game
         from .models import default_model, shipped_names
-        from .ppo import describe_game
 
         mods = st.module_names(st.parse_modules(tuple(modules)))
         if self.fixed:

@@ -1,16 +1,8 @@
-"""The one interface every policy implements.
+"""The one interface every policy implements: ``act(observation, action_mask, state=None) -> int``.
 
-An agent is built from a spec string by :func:`agents.make` and answers
-``act(observation, action_mask) -> int`` on the env's own observation vector
-(``float32[OBS_DIM]``) and mask (``int8[NUM_ACTIONS]``), always returning a
-legal id. Agents that search the game tree also need a state to search from:
-the caller passes ``state=``, a *determinised* state array in which all
-information hidden from the acting seat has been resampled
-(:func:`splendor_env.determinize.determinize`), so a search agent can never
-see a deck order or an opponent's blind reservation it would not know at the
-table. ``act_batch`` is the batched form, with a default loop. Callers never
-build that state themselves: :func:`agents.runner.decision_state` does, for
-every loop that plays agents (:mod:`agents.runner`).
+An agent answers on the env's own observation vector and mask, always with a legal id;
+``act_batch`` is the batched form. Search agents (``needs_state``) also get ``state=``, given
+only by :func:`agents.runner.decision_state` (the fairness rule: :mod:`agents.runner`).
 """
 
 from __future__ import annotations
@@ -115,33 +107,3 @@ def search_inputs(
     if not np.array_equal(mask != 0, np.asarray(action_mask) != 0):
         raise ValueError("state= does not match action_mask: pass the state of the decision being asked")
     return s, legal, mask
-
-
-def typed_options(
-    noun: str, table: dict[str, tuple[type, object, str]], given: dict[str, object], hint: str = ""
-) -> dict[str, object]:
-    """``given`` options typed by ``table`` (name -> (type, default, help)), defaults filled in.
-
-    Unknown names, non-numbers, booleans, fractional ints and non-finite floats are refused with
-    the option named (``noun`` is e.g. ``"mcts parameter"``); range checks stay with each agent.
-    """
-    import math
-
-    unknown = sorted(set(given) - set(table))
-    if unknown:
-        raise ValueError(f"unknown {noun}(s) {unknown}; valid keys: {sorted(table)}{hint}")
-    out = {k: default for k, (_, default, _) in table.items()}
-    for key, raw in given.items():
-        typ = table[key][0]
-        try:
-            if isinstance(raw, bool) and typ is not str:
-                raise ValueError
-            value = typ(raw)
-            if typ is int and isinstance(raw, float) and raw != int(raw):
-                raise ValueError
-            if typ is float and not math.isfinite(value):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ValueError(f"{noun} {key}={raw!r} is not a valid {typ.__name__}") from None
-        out[key] = value
-    return out

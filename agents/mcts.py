@@ -1,64 +1,11 @@
-"""Determinised Monte-Carlo tree search (single-observer ISMCTS) over the engine.
+"""Determinised Monte-Carlo tree search, single-observer ISMCTS (spec ``mcts:sims=400,c=1.0``).
 
-Why this shape: Splendor hides the deck order and the opponents' blind
-reservations, so a search agent must not simulate from the true state. The
-caller (the runner, :func:`agents.runner.decision_state`) hands
-:meth:`MCTSAgent.act` a state that was already passed through
-:func:`splendor_env.determinize.determinize` for the acting seat, and the
-search itself re-determinises that state for every simulation. Because
-``determinize`` depends only on the seat's view and the random stream, the
-chosen move for a given seed is exactly the same whatever the hidden
-information of the input was (tested).
-
-One decision runs the shared search core (:mod:`agents.search`) with the
-rollout evaluator (:func:`agents.search.search_rollouts`):
-
-* each of ``sims`` iterations samples a determinisation, descends the shared
-  tree (nodes are keyed by action sequence; UCB1 with availability counts
-  over the actions legal in this determinisation, exploration ``c``), expands
-  one untried action, then plays a rollout;
-* expansion follows the rollout policy's order of preference (the greedy
-  heuristic restricted to the untried actions), with progressive widening: a
-  node visited ``N`` times has at most ``1 + widen * sqrt(N)`` children, so
-  the budget goes to plausible moves first (``widen=0``: all children);
-* the rollout policy is the greedy heuristic of :mod:`agents.greedy` with a
-  score jitter (``noise``) and an ``eps`` share of uniformly random moves
-  (``rollout="random"``: uniform moves and random expansion order), for at
-  most ``depth`` plies;
-* values are vectors in [0, 1], one entry per seat (max^n style): a node's
-  selection uses the entry of the seat on move there, so 2, 3 and 4 players
-  are all handled, and discard / noble sub-decisions belong to the same seat;
-* a finished game is worth ``(1 - shaping) * share + shaping * margin``, the
-  share of the win (from :func:`splendor_env.rules.terminal_rewards`): 1 for a
-  sole winner, 1/k for each of k co-winners, 1/n for each seat of a truncated
-  n-player game, 0 for losers; ``margin`` is
-  ``sigmoid((h_p - max_{q != p} h_q) / 3)`` with the material heuristic
-  ``h = prestige + 0.3 * cards + 0.04 * gems + 0.08 * gold``, so a lost game
-  still prefers a closer loss; at the depth cap the value is ``margin``;
-* the move played is the most visited root action.
-
-Module games (any combination of the Cities of Splendor modules, 2-4
-players) use the same search: the tree's action space is the module table
-(``NUM_ACTIONS_ALL`` ids, one node per decision, so a turn's sub-decisions
-such as a stronghold placement or a pair host are tree levels of the same
-seat), :func:`~splendor_env.determinize.determinize_inplace` also resamples
-the Orient decks, Orient blind reserves and other seats' drawn cards, and the
-rollout policy is the module heuristic of :mod:`agents.greedy`
-(:func:`agents.greedy.policy_action` picks the kernel by the mask length). A
-base game runs exactly as before (same tree size, same random stream).
-
-Default budget: ``sims=400``, tens of milliseconds per move on one core
-(``python -m training.bench.policies``); it beats ``greedy`` in about 90% of
-two-player games. With all four modules a move takes about 150 ms (longer
-games, a larger observation and mask) and it beat ``greedy`` in 195 of 200
-two-player games (``python -m training.evaluate mcts --opponents greedy
---games 200 --modules cities trading_posts orient strongholds``).
-
-Budget: ``sims`` simulations, or ``ms`` milliseconds per move (then the search
-runs in chunks of 16 simulations until the time is up, and is no longer
-reproducible from the seed alone).
-
-Parameters (spec ``mcts:sims=400,c=1.0``): see :data:`PARAMS`.
+Why: Splendor hides the deck order and the opponents' blind reservations, so the search starts
+from a state determinised for the acting seat (the fairness rule: :mod:`agents.runner`) and
+re-determinises it for every simulation; its move for a given seed is the same whatever the
+hidden information was (tested). It is the shared search core (:mod:`agents.search`) with the
+rollout evaluator; how it searches and values a game: docs/agents.md ("How mcts searches").
+Options: :data:`PARAMS`.
 """
 
 from __future__ import annotations
@@ -69,7 +16,8 @@ from splendor_env import state as st
 from splendor_env.actions import num_actions
 from splendor_env.observation import obs_dim
 
-from .base import Agent, search_inputs, typed_options
+from .base import Agent, search_inputs
+from .options import typed_options
 from .search import Tree, rollout, rollout_value, run_budget, search_rollouts, warm_up
 
 #: name -> (type, default, help) for every MCTS parameter.
@@ -112,7 +60,7 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
 
 
 class MCTSAgent(Agent):
-    """ISMCTS over the numba engine; ``act`` needs ``state=`` (already determinised, see module docstring)."""
+    """ISMCTS over the numba engine; ``act`` needs ``state=`` (already determinised: the fairness rule, :mod:`agents.runner`)."""
 
     name = "mcts"
     needs_state = True

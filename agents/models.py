@@ -1,22 +1,10 @@
 """The shipped policies: package data addressed by name, each with its metadata.
 
 Why one registry: the trained models ship inside the ``agents`` package
-(``agents/shipped/NAME.zip`` beside ``NAME.json`` and the ``README.md`` that
-documents them), so they are found through :mod:`importlib.resources` from a
-checkout and from an installed wheel alike. Every caller that names a model
-(``ppo:ppo_2p``, the ``az`` default, ``training.evaluate``,
-``training.value_report``) goes through :func:`resolve_model`, and picks a
-model for a game with :func:`default_model`.
-
-Each ``NAME.json`` holds at least ``name``, ``model`` (the file name),
-``description``, ``game`` (``{"players": [...], "modules": [...]}``, the games
-the policy was trained for), ``observation_size``, ``num_actions``,
-``command`` (how it was trained), ``evaluation_command`` and ``evaluation``
-(the results of that command), with the full config and training summary.
-``"default": true`` marks the network ``az`` uses for its games when several cover them
-(``python -m training.ship --default`` writes it). ``"az": {"ptemp": 1.5}`` holds the search
-options ``az`` reads this network's outputs with (:func:`search_options`; ``training.ship
---az-option`` writes them): how flat its prior should be is a property of the network.
+(``agents/shipped/NAME.zip`` beside ``NAME.json`` and the ``README.md`` that documents them and
+their metadata), so they are found through :mod:`importlib.resources` from a checkout and from an
+installed wheel alike. Every caller that names a model goes through :func:`resolve_model`, and
+picks a model for a game with :func:`default_model`.
 """
 
 from __future__ import annotations
@@ -29,9 +17,6 @@ from typing import Any
 
 #: The data folder inside the ``agents`` package that holds the shipped models.
 SHIPPED_DIR = "shipped"
-
-#: The folder the models lived in before they became package data: ``models/NAME.zip`` still resolves.
-LEGACY_DIR = "models"
 
 
 def shipped_dir() -> Path:
@@ -64,24 +49,17 @@ def shipped_names() -> list[str]:
 
 
 def _shipped_name(text: str) -> str | None:
-    """The shipped model ``text`` names: ``NAME``, ``NAME.zip`` or a legacy ``models/NAME[.zip]``."""
+    """The shipped model ``text`` names: ``NAME`` or ``NAME.zip`` (no folder), else ``None``."""
     p = Path(text)
     stem = p.name[: -len(".zip")] if p.name.endswith(".zip") else p.name
-    if stem not in _load_all():
-        return None
-    if len(p.parts) == 1 or p.parent.name == LEGACY_DIR:
-        return stem
-    return None
+    return stem if len(p.parts) == 1 and stem in _load_all() else None
 
 
 def resolve_model(name_or_path: str | Path) -> Path:
     """The model file ``name_or_path`` names.
 
     In order: an existing file (``NAME`` or ``NAME.zip``) is itself; a shipped
-    name (``ppo_2p``, ``ppo_2p.zip``) is the packaged file; a path that no
-    longer exists but names a shipped model in the old ``models/`` folder
-    (``models/ppo_2p.zip``, ``models/ppo_2p``, from any folder) is the packaged
-    file, so old specs keep working. Anything else raises
+    name (``ppo_2p``, ``ppo_2p.zip``) is the packaged file. Anything else raises
     :class:`FileNotFoundError` naming the shipped models.
     """
     text = str(name_or_path).strip()
@@ -103,9 +81,9 @@ def resolve_model(name_or_path: str | Path) -> Path:
 def search_options(name_or_path: str | Path) -> dict[str, Any]:
     """The ``az`` options a shipped model's metadata records (``"az"``); ``{}`` for any other file.
 
-    Whatever ``resolve_model`` makes of ``name_or_path`` decides: a shipped name, an old
-    ``models/NAME.zip`` or a path into the shipped folder has the options; a file of one's own
-    (even one named like a shipped model) has none.
+    Whatever ``resolve_model`` makes of ``name_or_path`` decides: a shipped name or a path into
+    the shipped folder has the options; a file of one's own (even one named like a shipped model)
+    has none.
     """
     try:
         path = Path(resolve_model(name_or_path)).resolve()

@@ -1,22 +1,12 @@
 """The card-slot PPO network in numba: the evaluator that search agents call per leaf.
 
-Why not torch: a torch call has a fixed cost of 50-100 us, more than the whole
-forward pass of this small network on one position. :func:`export_network`
-turns the policy of a MaskablePPO checkpoint (:class:`agents.ppo.CardSlotPolicy`
-with ``card_features=True``, the layout of every shipped model) into float32
-arrays, and :func:`net_forward` evaluates a batch with the same arithmetic
-(:func:`check_export` compares it with torch). The first layer and the card
-encoder add one weight row per non-zero input (about two thirds of the inputs
-are zero): about 15 us a base-game position on one core.
-
-Any game: the observation size is read from the exported scale vector and the
-action count from the head, so the 2-player base network (497 floats, 72 ids)
-and the module network (the module observation and action table) run through
-the same code. The card slots (12 market cards, the observer's 3 reserved
-cards) and their action ids are the base layout's, which every game shares.
-
-:func:`seat_values` turns the critic's per-seat outputs into the zero-sum
-per-seat values the search backs up (see its docstring).
+Why not torch: a torch call has a fixed cost of 50-100 us, more than the whole forward pass of
+this small network on one position. :func:`export_network` turns a card-slot policy
+(:class:`agents.policy_net.CardSlotPolicy`, every shipped model's) into float32 arrays and
+:func:`net_forward` evaluates a batch with the same arithmetic (:func:`check_export` compares it
+with torch): about 15 us a base-game position on one core. The sizes are read from the exported
+weights, so one code runs every game; :func:`seat_values` turns the critic's per-seat outputs
+into the values the search backs up.
 """
 
 from __future__ import annotations
@@ -29,9 +19,7 @@ from numba import njit
 from splendor_env.actions import BUY_MARKET, BUY_RESERVED, RESERVE_MARKET
 from splendor_env.observation import CARD_DIM, O_MARKET, O_SEATS, S_BONUS, S_RES, S_TOKENS, SEAT_DIM
 
-N_SLOTS = 15
-GAP_DIM = 2 * N_SLOTS * 4
-
+from .card_slots import CARD_GAP_DIM, N_SLOTS
 
 # ---------------------------------------------------------------------------
 # The network in numba
@@ -51,7 +39,7 @@ def flush_subnormals(a: np.ndarray) -> np.ndarray:
 
 def export_network(policy: Any) -> tuple[np.ndarray, ...]:
     """The card-slot policy's weights as contiguous float32 arrays, in :func:`net_forward`'s order."""
-    from .ppo import CardSlotExtractor, CardSlotHead
+    from .policy_net import CardSlotExtractor, CardSlotHead
 
     ex = policy.mlp_extractor
     if not isinstance(ex, CardSlotExtractor) or not isinstance(policy.action_net, CardSlotHead):
@@ -98,7 +86,7 @@ def _dense_batch(w: np.ndarray, b: np.ndarray, x: np.ndarray, out: np.ndarray, n
 
 @njit(cache=True)
 def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
-    """:class:`agents.ppo.ScaledObs` with card features: scaled observation, then the card gaps.
+    """:class:`agents.policy_net.ScaledObs` with card features: scaled observation, then the card gaps.
 
     The observation size is the network's own (``inv_scale``): 497 floats for a base-game
     network, the module observation for a module network; the card gaps follow it."""
@@ -163,7 +151,7 @@ def net_forward(
 ) -> None:
     """Actor logits ``[n, actions]`` and critic values ``[n]`` for the first ``n`` raw observations.
 
-    The same arithmetic as :class:`agents.ppo.CardSlotPolicy` (checked against torch by
+    The same arithmetic as :class:`agents.policy_net.CardSlotPolicy` (checked against torch by
     :func:`check_export`); the other arrays are scratch buffers sized for the largest batch.
     """
     (inv_scale, w1t, b1, a2w, a2b, c2w, c2b, k1w, k1b, k2w, k2b, xw, xb, bw, bb, sw, sb, vw, vb, k1t, k2t) = (
@@ -340,7 +328,7 @@ def _torch_outputs(policy: Any, observations: np.ndarray) -> tuple[np.ndarray, n
 
 def feature_dim(weights: tuple[np.ndarray, ...]) -> int:
     """Width of the network's input features: its observation plus the card gaps."""
-    return int(weights[0].shape[0]) + GAP_DIM
+    return int(weights[0].shape[0]) + CARD_GAP_DIM
 
 
 def observation_size(weights: tuple[np.ndarray, ...]) -> int:

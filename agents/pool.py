@@ -1,24 +1,9 @@
 """One opponent pool and one reward routing, for every learner that plays against opponents.
 
 Why here: self-play training (:class:`training.ppo.vec_env.SelfPlayVecEnv`, batched)
-and the single-agent Gymnasium view (:class:`agents.gym_view.SplendorGymEnv`,
-one game) both seat a learner against opponents drawn from weighted specs.
-Both draw from an :class:`OpponentPool` and credit the learner through a
-:class:`LearnerReward`, so neither can drift from the other.
-
-Pool. Entries are ``(spec, weight, final_weight)``: a spec string
-(:func:`agents.build`), an :class:`~agents.base.Agent` instance, or
-``"snapshots"`` (the family of frozen learner copies added by
-:meth:`OpponentPool.add_snapshot`, drawn uniformly among the newest
-``max_snapshots``). Weights move linearly from ``weight`` to ``final_weight``
-as ``progress`` goes from 0 to 1 (training's schedule); ``final_weight=None``
-keeps the weight fixed.
-
-Reward routing. The learner's reward for one of its steps is its own move's
-reward plus the reward its seat gets on every opponent move that follows,
-until it is on move again or the game ends. A game that ends on an opponent's
-move is credited to the learner (the classic self-play bug is to drop it);
-moves after the end (a new game already dealt in the same slot) are not.
+and the Gymnasium views (:mod:`agents.gym_view`, :mod:`agents.gym_vector`) all seat a
+learner against opponents drawn from weighted specs; all draw from an :class:`OpponentPool`
+and credit the learner through a :class:`LearnerReward`, so none can drift from the others.
 """
 
 from __future__ import annotations
@@ -31,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .base import check_game
+from .registry import build
 from .runner import label_of
 
 SNAPSHOTS = "snapshots"
@@ -54,9 +40,15 @@ class PoolSlot:
 
 
 class OpponentPool:
-    """Weighted opponent entries; see the module docstring.
+    """Weighted opponent entries, drawn per opponent seat.
 
-    Fixed agents are built in entry order with seeds ``seed, seed + 1, ...``
+    Entries are ``(spec, weight, final_weight)``: a spec string
+    (:func:`agents.build`), an :class:`~agents.base.Agent` instance, or
+    ``"snapshots"`` (the family of frozen learner copies added by
+    :meth:`add_snapshot`, drawn uniformly among the newest ``max_snapshots``).
+    Weights move linearly from ``weight`` to ``final_weight`` as ``progress``
+    goes from 0 to 1 (training's schedule); ``final_weight=None`` keeps the
+    weight fixed. Fixed agents are built in entry order with seeds ``seed, seed + 1, ...``
     (``seed`` ``None`` counts as 0); draws use ``rng`` (``default_rng(seed)``)
     unless a caller passes its own generator.
     """
@@ -68,8 +60,6 @@ class OpponentPool:
         snapshot_deterministic: bool = False,
         seed: int | None = None,
     ) -> None:
-        from . import build
-
         self.rng = np.random.default_rng(seed)
         self.seed = 0 if seed is None else seed
         self.agents: list[Any] = []
@@ -152,9 +142,13 @@ class OpponentPool:
 
 
 class LearnerReward:
-    """The learner's reward for one step in each of ``size`` games (the routing of the module docstring).
+    """The learner's reward for one step in each of ``size`` games.
 
-    Create one per learner step; call :meth:`credit` after every engine step
+    The reward for one of the learner's steps is its own move's reward plus the
+    reward its seat gets on every opponent move that follows, until it is on
+    move again or the game ends. A game that ends on an opponent's move is
+    credited to the learner (the classic self-play bug is to drop it); moves
+    after the end (a new game already dealt in the same slot) are not. Create one per learner step; call :meth:`credit` after every engine step
     of it (the learner's own move, then each opponent move).
     """
 

@@ -232,10 +232,8 @@ def test_bench_policies_any_game() -> None:
     """Win rates per player count in a module game; a policy is timed and played only where it can play."""
     from training.bench.policies import format_bench, run_bench
 
-    bench = run_bench(
-        ["greedy", "ppo:models/ppo_2p.zip"], ["random"], games=3, n_states=12, players=(2, 3), modules=()
-    )
-    greedy, ppo = bench["agents"]["greedy"], bench["agents"]["ppo:models/ppo_2p.zip"]
+    bench = run_bench(["greedy", "ppo:ppo_2p"], ["random"], games=3, n_states=12, players=(2, 3), modules=())
+    greedy, ppo = bench["agents"]["greedy"], bench["agents"]["ppo:ppo_2p"]
     assert greedy["latency"]["players"] == [2, 3, 4] and greedy["latency"]["calls"] == 12
     assert greedy["vs_random@3p"]["games"] == 3 and greedy["vs_random@2p"]["games"] == 3
     assert (

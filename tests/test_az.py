@@ -23,7 +23,7 @@ from training.matches.tournament import run_tasks, schedule
 
 @pytest.fixture(scope="module")
 def az() -> AZAgent:
-    return agents.make("az:models/ppo_2p.zip,sims=32", seed=0)
+    return agents.make("az:ppo_2p,sims=32", seed=0)
 
 
 def two_player_states() -> list[np.ndarray]:
@@ -199,7 +199,7 @@ def test_plays_tournament_games() -> None:
 def test_spec_and_keyword_options() -> None:
     agent = agents.make("az", sims=12, c=2.0)
     assert agent.params["sims"] == 12 and agent.params["c"] == 2.0 and agent.needs_state
-    assert agents.make("az:models/ppo_2p.zip").params["sims"] == 1000
+    assert agents.make("az:ppo_2p").params["sims"] == 1000
     with pytest.raises(ValueError, match="both in the spec and as keyword"):
         agents.make("az:sims=3", sims=4)
 
@@ -209,8 +209,8 @@ def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
     loading and exporting set them to zero, and the network's outputs do not move."""
     import torch
 
+    from agents.checkpoint import flush_subnormal_weights, load_model
     from agents.net import export_network
-    from agents.ppo import flush_subnormal_weights, load_model
 
     model = load_model("ppo_2p")
     with torch.no_grad():
@@ -256,7 +256,7 @@ def test_a_shipped_networks_options_are_used_unless_the_spec_sets_them(
 
     own, own_params = visits("az:ppo_2p,sims=64")
     assert (own_params["ptemp"], own_params["c"], own_params["sims"]) == (3.0, 0.5, 64)
-    spelled_out, _ = visits("az:models/ppo_2p.zip,sims=64,ptemp=3,c=0.5")  # the legacy name: same network
+    spelled_out, _ = visits("az:ppo_2p.zip,sims=64,ptemp=3,c=0.5")  # the file name: same network
     assert np.array_equal(own, spelled_out)  # the metadata's options are exactly the spec's
     overridden, params = visits("az:ppo_2p,sims=64,ptemp=1")
     assert (params["ptemp"], params["c"]) == (1.0, 0.5)  # the spec wins, key by key

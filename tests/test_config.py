@@ -212,9 +212,9 @@ def test_cli_reports_config_errors(capsys) -> None:
 def test_pool_agents_must_play_the_configured_games() -> None:
     """A 2-player policy in a 3-player run, or a base-game policy in a module run, is refused up front."""
     pytest.importorskip("sb3_contrib")
-    pool = {"opponents": {"pool": [{"spec": "ppo:models/ppo_2p.zip"}]}}
+    pool = {"opponents": {"pool": [{"spec": "ppo:ppo_2p"}]}}
     root = Path(__file__).resolve().parents[1]
-    pool["opponents"]["pool"][0]["spec"] = f"ppo:{root / 'models' / 'ppo_2p.zip'}"
+    pool["opponents"]["pool"][0]["spec"] = f"ppo:{root / 'agents' / 'shipped' / 'ppo_2p.zip'}"
     C.from_dict(pool)  # 2 players, base game: fine
     with pytest.raises(
         C.ConfigError,

@@ -234,7 +234,7 @@ def test_module_games_accept_module_playing_opponents() -> None:
 @pytest.mark.slow
 def test_a_policy_trained_for_another_table_size_is_refused_up_front() -> None:
     with pytest.raises(ValueError, match="trained for 2 players, base game; it cannot play 3 players"):
-        SplendorGymEnv(num_players=3, opponents="ppo:models/ppo_2p.zip")
+        SplendorGymEnv(num_players=3, opponents="ppo:ppo_2p")
 
 
 @pytest.mark.slow

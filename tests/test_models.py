@@ -2,8 +2,8 @@
 
 Why: the models used to live in a top-level ``models/`` folder that three
 modules found relative to the checkout in three ways, so an installed wheel
-had no model at all. Now one registry resolves names, old ``models/NAME.zip``
-specs, and picks the model for a game; the slow test builds the wheel and
+had no model at all. Now one registry resolves names and picks the model for
+a game; the slow test builds the wheel and
 plays from it outside the repository.
 """
 
@@ -68,7 +68,7 @@ def test_metadata_is_a_copy() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_metadata_matches_the_loaded_model(name: str) -> None:
     pytest.importorskip("sb3_contrib")
-    from agents.ppo import game_of, load_model
+    from agents.checkpoint import game_of, load_model
 
     meta = shipped_models()[name]
     model = load_model(name)
@@ -120,24 +120,12 @@ def test_default_model_plays_the_game_it_is_picked_for() -> None:
         PPOAgent(name).check_game(players, modules)  # raises if the model does not play that game
 
 
-@pytest.mark.parametrize(
-    "given",
-    [
-        "ppo_2p",
-        "ppo_2p.zip",
-        "models/ppo_2p.zip",
-        "models/ppo_2p",
-        "./models/ppo_2p.zip",
-        "../../models/ppo_2p.zip",
-    ],
-)
-def test_names_and_legacy_paths_resolve_to_the_shipped_file(
+@pytest.mark.parametrize("given", ["ppo_2p", "ppo_2p.zip"])
+def test_names_resolve_to_the_shipped_file(
     given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no models/ folder here, as in an installed copy
+    monkeypatch.chdir(tmp_path)  # no model file here, as in an installed copy
     assert resolve_model(given) == shipped_dir() / "ppo_2p.zip"
-    assert resolve_model(tmp_path / "elsewhere" / "models" / "ppo_2p.zip") == shipped_dir() / "ppo_2p.zip"
-    assert resolve_model(str(ROOT / "models" / "ppo_base_3_4p.zip")) == shipped_dir() / "ppo_base_3_4p.zip"
 
 
 def test_an_existing_file_wins_over_a_shipped_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,7 +138,9 @@ def test_an_existing_file_wins_over_a_shipped_name(tmp_path: Path, monkeypatch: 
     assert resolve_model(own) == own
 
 
-@pytest.mark.parametrize("given", ["nope", "nope.zip", "other/ppo_2p.zip", "models/nope.zip", "", "models"])
+@pytest.mark.parametrize(
+    "given", ["nope", "nope.zip", "other/ppo_2p.zip", "models/ppo_2p.zip", "models/nope.zip", "", "models"]
+)
 def test_an_unknown_name_is_a_clear_error(
     given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,10 +164,8 @@ def _one_move(agent, num_players: int = 2, modules: tuple[str, ...] = ()) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec", ["ppo:ppo_2p", "ppo:models/ppo_2p.zip", "ppo:ppo_2p.zip"])
-def test_ppo_spec_by_name_or_old_path_from_any_folder(
-    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("spec", ["ppo:ppo_2p", "ppo:ppo_2p.zip"])
+def test_ppo_spec_by_name_from_any_folder(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib")
     import agents
 
@@ -214,7 +202,7 @@ def test_evaluate_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.chdir(tmp_path)
     shipped_file = str(shipped_dir() / "ppo_2p.zip")
-    for spec in ("ppo_2p", "ppo:ppo_2p", "models/ppo_2p.zip", "ppo:models/ppo_2p.zip"):
+    for spec in ("ppo_2p", "ppo:ppo_2p", "ppo_2p.zip"):
         assert model_path(spec) == shipped_file
     assert model_path("greedy") is None and model_path("mcts:sims=10") is None
     assert model_path("nope.zip") == "nope.zip"  # a missing file: the file check reports it
@@ -228,7 +216,7 @@ def test_value_report_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.chdir(tmp_path)
     shipped_file = str(shipped_dir() / "ppo_2p.zip")
-    assert shipped("models/ppo_2p.zip") == shipped(shipped_file) == shipped("ppo_2p") == shipped_file
+    assert shipped(shipped_file) == shipped("ppo_2p") == shipped_file
     assert shipped("missing.zip") == "missing.zip"
 
 
@@ -334,7 +322,7 @@ def test_the_wheel_holds_the_models(installed_wheel: dict[str, Path]) -> None:
 @pytest.mark.slow
 def test_ppo_plays_from_the_wheel_outside_the_repository(installed_wheel: dict[str, Path]) -> None:
     pytest.importorskip("sb3_contrib")
-    specs = ("ppo:ppo_2p", "ppo:models/ppo_2p.zip")
+    specs = ("ppo:ppo_2p", "ppo:ppo_2p.zip")
     done = _in_wheel(installed_wheel, "-c", WHEEL_SCRIPT, str(installed_wheel["site"]), *specs)
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(f"played {spec} " in done.stdout for spec in specs), done.stdout
@@ -378,7 +366,7 @@ def test_a_file_of_ones_own_named_like_a_shipped_model_has_no_search_options(
     recorded["az_3_4p"]["az"] = {"ptemp": 1.5}
     monkeypatch.setattr(models, "_load_all", lambda: recorded)
     assert models.search_options("az_3_4p") == {"ptemp": 1.5}
-    assert models.search_options("models/az_3_4p.zip") == {"ptemp": 1.5}  # the old folder's name
+    assert models.search_options("models/az_3_4p.zip") == {}  # not a shipped name: no such file
     monkeypatch.chdir(tmp_path)
     shutil.copy(shipped_dir() / "az_3_4p.zip", tmp_path / "az_3_4p.zip")  # now the name is this file
     assert resolve_model("az_3_4p") == Path("az_3_4p.zip") and models.search_options("az_3_4p") == {}

@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents import make  # noqa: E402
+from agents.checkpoint import load_model  # noqa: E402
 from agents.models import default_model, shipped_models  # noqa: E402
 from agents.net import seat_values  # noqa: E402
-from agents.ppo import load_model  # noqa: E402
 from agents.runner import rotation_seating  # noqa: E402
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL  # noqa: E402
 from training.common.cli import run_cli  # noqa: E402
@@ -22,7 +22,7 @@ from training.matches import value_scores as vs  # noqa: E402
 from training.value_report import main as value_report_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "models" / "ppo_2p.zip"
+MODEL = ROOT / "agents" / "shipped" / "ppo_2p.zip"
 
 
 @pytest.fixture(scope="module")
@@ -344,13 +344,28 @@ def _run(argv, capsys) -> tuple[int, str]:
         (["--agents", "greedy", "nosuchagent"], "--agents 'nosuchagent': unknown agent spec"),
         (["--agents", "greedy"], "--agents needs exactly two specs"),
         (["--agents", "greedy", "ppo:nope.zip"], "--agents 'ppo:nope.zip': PPO model file not found"),
-        (["--agents", "greedy", f"ppo:{ROOT / 'models' / 'ppo_base_3_4p.zip'}"], "cannot play 2 players"),
         (
-            ["--agents", "greedy", "random", "--model", str(ROOT / "models" / "ppo_base_3_4p.zip")],
+            ["--agents", "greedy", f"ppo:{ROOT / 'agents' / 'shipped' / 'ppo_base_3_4p.zip'}"],
+            "cannot play 2 players",
+        ),
+        (
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--model",
+                str(ROOT / "agents" / "shipped" / "ppo_base_3_4p.zip"),
+            ],
             "--model: .*3 or 4",
         ),
         (
-            ["--agents", "greedy", "random", "--model", str(ROOT / "models" / "ppo_modules_2p.zip")],
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--model",
+                str(ROOT / "agents" / "shipped" / "ppo_modules_2p.zip"),
+            ],
             "--model: .*modules",
         ),
         (["--agents", "greedy", "random", "--model", "missing.zip"], "--model: model file not found"),

@@ -144,8 +144,8 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         f"must be <= buffer.capacity ({cfg.buffer.capacity}), or training never starts",
     )
     if cfg.init != FRESH:
+        from agents.checkpoint import model_zip_problem
         from agents.models import resolve_model
-        from training.common.model_file import model_zip_problem
 
         try:
             path = str(resolve_model(cfg.init))
