@@ -21,13 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HIGHER = {"splendor_env": ("agents", "training"), "agents": ("training",)}
 
 #: (file relative to the root, imported module) -> why the upward import is allowed.
-ALLOWED = {
-    (
-        "splendor_env/gym_env.py",
-        "agents",
-    ): "deprecated shim: old imports of splendor_env.gym_env.SplendorGymEnv "
-    "are answered from agents.gym_view, lazily, with a DeprecationWarning",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
@@ -66,7 +60,7 @@ def test_the_checker_sees_lazy_imports_and_every_allowance_is_used() -> None:
         assert any(m.split(".")[0] == module for _, m in imported_modules(tree)), f"{rel}: allowance unused"
 
 
-def test_the_registered_gymnasium_view_and_the_shim_still_work() -> None:
+def test_the_registered_gymnasium_view_is_the_agents_one() -> None:
     import gymnasium
 
     import splendor_env
@@ -78,12 +72,4 @@ def test_the_registered_gymnasium_view_and_the_shim_still_work() -> None:
     )
     env = gymnasium.make("splendor_env/Splendor-v1", opponents="greedy")
     assert isinstance(env.unwrapped, SplendorGymEnv)
-    with pytest.warns(DeprecationWarning, match="agents.gym_view"):
-        from splendor_env.gym_env import SplendorGymEnv as Old
-    assert Old is SplendorGymEnv
-    from agents.runner import decision_state
-
-    with pytest.warns(DeprecationWarning, match="agents.runner.decision_state"):
-        from splendor_env.gym_env import agent_state
-    assert agent_state is decision_state
     assert splendor_env.__name__ == "splendor_env"
