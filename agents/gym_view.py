@@ -1,51 +1,11 @@
-"""Single-agent Gymnasium view: one learner seat, the opponents move inside ``step``.
+"""Single-agent Gymnasium view (``splendor_env/Splendor-v1``): one learner seat, the opponents move inside ``step``.
 
-Why: most RL libraries (Stable-Baselines3, sb3-contrib's ``MaskablePPO``,
-CleanRL...) train one agent on a ``gymnasium.Env``. This class turns the
-multi-agent game into one: ``step(action)`` plays the learner's decision and
-then every opponent decision until the learner is on move again or the game
-is over. It is registered as ``splendor_env/Splendor-v1``::
-
-    env = gymnasium.make("splendor_env/Splendor-v1", opponents="greedy", num_players=2)
-
-``gymnasium.make_vec("splendor_env/Splendor-v1", num_envs=N, ...)`` gives N of these games in one
-batched engine (:class:`agents.gym_vector.SplendorVectorEnv`, the same options and reward routing).
-
-The game runs in the strict AEC env (:class:`splendor_env.env.raw_env`), so
-there is no second copy of any rule. Opponents come from an
-:class:`agents.pool.OpponentPool` and move through the runner
-(:func:`agents.runner.decide`: search agents get a determinised state).
-Rewards are routed by :class:`agents.pool.LearnerReward`, as in self-play
-training: the learner's reward for a step is the sum of what the AEC env gives
-the learner's seat on its own move and on every opponent move that follows, so
-a game lost on an opponent's move gives the learner its -1 (and
-``reward_mode="shaped"`` shaping is the learner's own only).
-
-It lives in ``agents`` (not ``splendor_env``) because it builds agents:
-the layers depend one way, ``splendor_env <- agents <- training``.
-``splendor_env.gym_env`` still answers old imports, with a deprecation warning.
-
-* ``opponents``: an agent spec (``"random"``, ``"greedy"``, ``"mcts:sims=50"``,
-  ``"ppo:path.zip"``, see :func:`agents.make`) or an :class:`agents.base.Agent`
-  for every opponent; a list with one entry per opponent seat (in turn order
-  after the learner); or a pool ``{spec: weight}`` from which every opponent
-  seat draws its agent at each reset; or an :class:`agents.pool.OpponentPool`
-  itself (weight schedules over its ``progress``, learner snapshots), the pool
-  self-play training draws from.
-* ``learner_seat``: a seat index, or ``None`` (default) for a random seat per
-  episode (seat advantage then averages out).
-* Observation: the learner's ``float32[OBS_DIM]`` vector (``Box``); the
-  legal-action mask is ``info["action_mask"]`` and :meth:`action_masks`
-  (the method sb3-contrib's ``MaskablePPO`` calls).
-* An illegal action (e.g. Gymnasium's env checker sampling blindly) ends the
-  episode with ``illegal_reward`` (default -1), as ``splendor_env.env()`` does;
-  ``illegal_action="raise"`` raises :class:`~splendor_env.env.IllegalActionError` instead.
-* Seeding: ``reset(seed=s)`` deals the AEC env's game ``reset(seed=s)`` and
-  reseeds the learner-seat draw and the opponents, so an episode is
-  reproducible from its seed and the learner's actions.
-* ``reset(options={"snapshot": snap})`` continues from a snapshot
-  (``raw_env.snapshot()`` or a state array), e.g. a recorded game resumed at
-  some move (``training.records.env_at``).
+Why: most RL libraries (Stable-Baselines3, sb3-contrib's ``MaskablePPO``, CleanRL...) train one
+agent on a ``gymnasium.Env``. The game runs in the strict AEC env (no second copy of any rule);
+opponents come from an :class:`agents.pool.OpponentPool` and move through
+:func:`agents.runner.decide`; rewards are routed by :class:`agents.pool.LearnerReward`. It lives
+in ``agents`` because it builds agents (``splendor_env`` never imports ``agents``). Options,
+masks, seeds and snapshots: docs/environment/gymnasium.md.
 """
 
 from __future__ import annotations
@@ -112,7 +72,7 @@ def opponent_pool(opponents: OpponentsArg, n: int) -> tuple[OpponentPool, bool]:
 
 
 class SplendorGymEnv(gym.Env):
-    """Splendor for one learner against fixed or pooled opponents; see the module docstring."""
+    """Splendor for one learner against fixed or pooled opponents (options: docs/environment/gymnasium.md)."""
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 

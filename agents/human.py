@@ -1,18 +1,11 @@
-"""A person at the terminal as an agent (spec ``"human"``): the board, the legal moves, a prompt.
+"""A person at the terminal as an agent (spec ``"human"``): the board, the legal moves with codes, a prompt.
 
 Why: the first thing a user wants after training a policy is to play against it
-(``python -m training.play --agents human ppo:ppo_2p``). Each
-decision draws the board as the human's seat sees it (with rich), lists every
-legal move in words with a short code (``b13`` buy market card level 1 slot 3,
-``twug`` take white+blue+green, ``rd2`` reserve the top of the level-2 deck...,
-see :func:`move_code`) and a number, and reads a code or a number; anything
-else is explained and asked again. ``?`` lists the moves again, ``q`` quits
-(:class:`QuitGame`).
-
-The agent only ever shows ``render_text(state, viewer=seat)`` and the moves'
-descriptions, which hide other players' blind reserves and every deck order,
-so callers may hand it the true state (``trusted_view``): it also works in
-module games, where states cannot be determinised yet.
+(``python -m training.play --agents human ppo:ppo_2p``; the move codes: docs/agents.md,
+"Playing yourself"). It only ever shows what its seat may see (``render_text(state,
+viewer=seat)`` and the moves' descriptions, which hide other players' blind reserves and every
+deck order), so it may be handed the true state (``trusted_view``: the fairness rule,
+:mod:`agents.runner`).
 """
 
 from __future__ import annotations
@@ -102,7 +95,7 @@ class HumanAgent(Agent):
 
     name = "human"
     needs_state: ClassVar[bool] = True
-    #: Shows only what its seat may see, so it may be handed the true state (see the module docstring).
+    #: Shows only what its seat may see, so it may be handed the true state (:func:`agents.runner.decision_state`).
     trusted_view: ClassVar[bool] = True
 
     def __init__(

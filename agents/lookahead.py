@@ -1,52 +1,10 @@
 """One-ply lookahead with a two-card purchase plan and denial (spec ``lookahead``), base game, 2-4 players.
 
-Why: ``greedy`` reads only the observation and follows fixed priorities; a
-stronger reference opponent of our own, still cheap (well under a
-millisecond a move), is one that tries every legal move on the engine and
-scores the position each one leads to. It measures progress beyond
-``greedy`` without the cost of a search.
-
-How a move is chosen (all in numba, :func:`choose`): every legal action is
-applied (:func:`splendor_env.rules.apply_action`) to a copy of the given
-state, which the caller has determinised for the acting seat (so a card that
-comes up from a deck is a plausible one, never the real one), and the result
-is scored by :func:`position_value`. The rules are the engine's: the agent
-only reads the state to score it.
-
-The score of a position for the acting seat ``me``:
-
-* a finished game: ``+1000`` for a sole win, ``0`` shared, ``-1000`` lost;
-* otherwise ``V(me) - max over opponents of (V(opp) + DENIAL * threat(opp))``.
-
-``V(p)`` (:func:`seat_value`) is the seat's prestige, ``BONUS_W`` per bonus
-card, ``TOKEN_W`` per gem token and ``GOLD_W`` per gold, the noble progress
-(for each noble on offer ``3 * (have / need)^2`` over its requirement, so the
-last bonuses count most), ``+WIN_BONUS`` at 15 points or more, minus
-``EXCESS_W`` per token over the 10-token limit (set high: taking tokens only
-to discard others wastes a turn, and a one-ply score otherwise likes such
-swaps), plus the **purchase plan**:
-the best of every single card and every ordered pair of cards the seat could
-aim for (the 12 market cards and its own reserved cards), valued
-``w_1 * DISCOUNT^t_1 + w_2 * DISCOUNT^t_2`` where ``t_1`` is the turns to buy
-the first card (one turn per 3 tokens still missing after gold, plus the
-buying turn) and ``t_2`` the turns to then buy the second with the first
-card's bonus (tokens counted for both costs together). A card's worth ``w``
-is its points, ``CARD_W`` for the bonus, and the noble progress its colour
-brings.
-
-``threat(opp)`` is the worth of the best market or reserved card the opponent
-could buy on its very next move, points first: what is left on the table for
-the opponent after my move. Scoring every move by it makes buying or
-reserving that card (denial) attractive exactly when it matters.
-
-A discard is scored the same way (the seat on move is still ``me``); a move
-that leads to a noble choice is scored after the best choice
-(:func:`turn_value`). Ties are broken by the agent's rng, so it is
-deterministic given its seed. The weights (:data:`WEIGHTS`) were set by
-hand in 200-game matches against ``greedy``; the ones tried and what they
-gave are in the README. Things that did worse: an estimate of the turns each
-seat needs to reach 15 points (a race score: it hoarded tokens), scoring a
-move after the opponent's best reply (2-ply: ten times slower, no better).
+Why: ``greedy`` reads only the observation and follows fixed priorities; a stronger reference
+opponent, still well under a millisecond a move, tries every legal move on the engine from the
+state it is given (determinised: the fairness rule, :mod:`agents.runner`) and scores the
+position each one leads to. How it scores: docs/agents.md ("How lookahead scores a move");
+the weights: :data:`WEIGHTS`.
 """
 
 from __future__ import annotations
@@ -146,7 +104,7 @@ def _turns(missing: float) -> float:
 
 @njit(cache=True)
 def seat_value(s: np.ndarray, p: int, w: np.ndarray) -> float:
-    """``V(p)``: material, noble progress and the two-card purchase plan (module docstring)."""
+    """``V(p)``: material, noble progress and the two-card purchase plan (docs/agents.md)."""
     po = player_offset(p)
     bonus = np.empty(5, dtype=np.int64)
     tokens = np.empty(5, dtype=np.int64)
@@ -242,7 +200,7 @@ def threat(s: np.ndarray, p: int, w: np.ndarray) -> float:
 
 @njit(cache=True)
 def position_value(s: np.ndarray, me: int, w: np.ndarray) -> float:
-    """Score of ``s`` for seat ``me`` (module docstring): the result if over, else values and denial."""
+    """Score of ``s`` for seat ``me`` (docs/agents.md): the result if over, else values and denial."""
     n = s[N_PLAYERS]
     if rules.is_over(s):
         if s[PHASE] != PHASE_GAME_OVER or s[OUTCOME + me] == 0:
@@ -302,7 +260,7 @@ def choose(s: np.ndarray, mask: np.ndarray, rng: np.ndarray, w: np.ndarray) -> i
 
 
 class LookaheadAgent(Agent):
-    """One-ply lookahead over the engine (module docstring); ``act`` needs ``state=`` (determinised)."""
+    """One-ply lookahead over the engine (docs/agents.md); ``act`` needs ``state=`` (determinised)."""
 
     name = "lookahead"
     needs_state = True
