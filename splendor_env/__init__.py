@@ -47,10 +47,10 @@ __all__ = [
 ]
 
 
-#: The registered ids: the current version first; ``v0`` (before 0.4.0: a 1114-float module observation,
+#: The registered ids. PettingZoo's ``splendor-v0`` (before 0.4.0: a 1114-float module observation,
 #: ``state()`` the engine array) still resolves, with a deprecation warning (docs/environment/versions.md).
 PETTINGZOO_ID, GYMNASIUM_ID = "splendor-v1", "splendor_env/Splendor-v1"
-_OLD_PETTINGZOO_ID, _OLD_GYMNASIUM_ID = "splendor-v0", "splendor_env/Splendor-v0"
+_OLD_PETTINGZOO_ID = "splendor-v0"
 
 
 def _register() -> None:
@@ -80,18 +80,16 @@ def _register_gymnasium() -> None:
     view, :class:`agents.gym_vector.SplendorVectorEnv`) work.
 
     The entry points are strings: Gymnasium imports :mod:`agents` only when an env is made, so this
-    package never imports ``agents`` (the views build agents, a higher layer). ``Splendor-v0`` stays
-    registered with the same entry points; Gymnasium warns that it is out of date.
+    package never imports ``agents`` (the views build agents, a higher layer).
     """
     import gymnasium
 
-    for env_id in (GYMNASIUM_ID, _OLD_GYMNASIUM_ID):
-        if env_id not in gymnasium.registry:
-            gymnasium.register(
-                id=env_id,
-                entry_point="agents.gym_view:SplendorGymEnv",
-                vector_entry_point="agents.gym_vector:SplendorVectorEnv",
-            )
+    if GYMNASIUM_ID not in gymnasium.registry:
+        gymnasium.register(
+            id=GYMNASIUM_ID,
+            entry_point="agents.gym_view:SplendorGymEnv",
+            vector_entry_point="agents.gym_vector:SplendorVectorEnv",
+        )
 
 
 _register_gymnasium()

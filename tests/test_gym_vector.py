@@ -151,10 +151,7 @@ def test_a_turn_cap_below_the_player_count_is_refused() -> None:
         SplendorVectorEnv(2, num_players=3, max_turns=2)
 
 
-def test_the_v0_id_still_makes_both_views_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match="out of date"):
-        env = gymnasium.make("splendor_env/Splendor-v0", opponents="random")
-    assert isinstance(env.unwrapped, SplendorGymEnv)
-    with pytest.warns(DeprecationWarning, match="out of date"):
-        envs = gymnasium.make_vec("splendor_env/Splendor-v0", num_envs=2, opponents="random")
-    assert isinstance(envs.unwrapped, SplendorVectorEnv)
+def test_only_the_current_gymnasium_id_is_registered() -> None:
+    """No release registered a Gymnasium id before ``Splendor-v1`` (the views came in 0.3.0, unreleased)."""
+    assert "splendor_env/Splendor-v1" in gymnasium.registry
+    assert "splendor_env/Splendor-v0" not in gymnasium.registry
