@@ -18,18 +18,7 @@ from splendor_env import state as st
 from splendor_env.state import CURRENT, MAX_PLAYERS
 
 from .base import Agent, search_inputs
-from .net import (
-    NetBuffers,
-    check_export,
-    export_network,
-    forward_numpy,
-    net_forward,
-    net_values,
-    num_actions_of,
-    observation_size,
-    seat_value_difference,
-    seat_values,
-)
+from .net import NetBuffers, check_export, export_network, num_actions_of, observation_size
 from .options import parse_options, typed_options
 from .search import Tree, run_budget, search_network, warm_up
 
@@ -337,14 +326,7 @@ __all__ = [
     "PARAMS",
     "AZAgent",
     "Network",
-    "check_export",
     "check_network_options",
-    "export_network",
-    "forward_numpy",
-    "net_forward",
-    "net_values",
     "parse_az_spec",
-    "seat_value_difference",
-    "seat_values",
     "validate_params",
 ]

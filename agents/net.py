@@ -116,14 +116,6 @@ def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def seat_value_difference(v_mover, v_other):  # pragma: no cover - compiled
-    """The two-player case of :func:`seat_values` for the seat on move: half the difference of the
-    critic's values of the two seats' observations, on scalars and arrays alike (re-exported by
-    ``agents.az`` for callers of the 0.3 API; ``training.value_report`` scores :func:`seat_values`)."""
-    return 0.5 * (v_mover - v_other)
-
-
-@njit(cache=True, inline="always")
 def _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden):  # pragma: no cover - compiled
     """Row ``i``'s critic value from its first-layer activations ``h1[i, hidden:]`` (``h2[i]`` is scratch)."""
     for j in range(hidden):

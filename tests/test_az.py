@@ -11,9 +11,10 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents
-from agents.az import AZAgent, check_export, forward_numpy
+from agents.az import AZAgent
 from agents.base import check_game
 from agents.models import resolve_model
+from agents.net import check_export, forward_numpy
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize

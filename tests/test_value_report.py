@@ -54,7 +54,7 @@ def test_recorded_values_are_the_critics_own(played, policy) -> None:
                 v = policy.predict_values(th.as_tensor(rec.obs[i, seat][None])).item()
             assert rec.values[i, seat] == pytest.approx(v, abs=1e-5)
     # and az's numba export of the same network (what the search evaluates leaves with)
-    from agents.az import export_network, forward_numpy
+    from agents.net import export_network, forward_numpy
 
     _, values = forward_numpy(export_network(policy), rec.obs.reshape(2 * n, OBS_DIM))
     np.testing.assert_allclose(values.reshape(n, 2), rec.values, atol=1e-4)
