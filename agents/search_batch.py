@@ -1,0 +1,579 @@
+"""K network searches advanced in step: every tree's leaves evaluated by one network call.
+
+Why: a self-play worker searching one game at a time calls the network for
+``batch`` (8) leaves at a time, and the Python around each search (the budget
+driver, the root's counts, the move) costs as much again per move. Searching
+the roots of many games together evaluates hundreds of leaves per call (one
+numba call on the CPU, or one torch call on a GPU, :class:`TorchEvaluator`),
+and pays the Python once per round of all games.
+
+The search is :func:`agents.search.search_network`'s, tree by tree: each tree
+selects its next ``batch`` leaves exactly as that driver does (the same
+determinisations from the tree's own random stream, the same PUCT selection
+and virtual loss, the same tree-full rule), then the leaves of *all* trees
+are evaluated together, then each tree expands and backs up its leaves in the
+same order. :func:`agents.net.net_forward` computes every row on its own, so a
+tree searched here is bit for bit the tree ``search_network`` builds alone
+(``tests/test_batched_selfplay.py`` checks it); a torch evaluator changes the
+network's rounding, so its trees are close but not identical.
+
+The parts (numba, ``cache=True``):
+
+* :func:`select_leaves`: every tree with simulations left picks its next
+  leaves and writes their observations (the on-move seat's view for the actor
+  and critic, every other seat's view for the critic) into one buffer;
+* :func:`expand_backup`: every tree reads its rows of the network's outputs,
+  sets the priors of its new nodes and backs up its leaves;
+* :func:`search_network_batched`: the loop of the two with
+  :func:`~agents.net.net_forward` / :func:`~agents.net.net_values` between
+  them, all in numba (the CPU path).
+
+:class:`BatchedSearch` holds the stacked trees (:class:`TreeBatch`) and the
+buffers and runs one move's search for K roots as ``AZAgent.root_visits`` does
+(the root alone first, then the rest of the budget), returning each root's
+visit counts and value in that method's form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from splendor_env import rules
+from splendor_env.determinize import determinize_inplace
+from splendor_env.observation import observe
+from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
+
+from .net import NetBuffers, net_forward, net_values, num_actions_of, observation_size, seat_values
+from .search import _select_puct, _set_prior, _step_down, backup, terminal_values
+
+#: Trees searched together by the numba evaluator (:func:`search_network_batched`'s ``group``): one,
+#: as the network costs the same per row in any batch and one tree keeps the cache to itself.
+CPU_GROUP = 1
+#: Trees per lane with a torch evaluator (:class:`BatchedSearch`).
+LANE_TREES = 16
+
+
+class TreeBatch:
+    """``trees`` search trees as stacked arrays (leading dimension = tree), in :class:`agents.search.Tree`'s
+    order, so ``arrays[i][t]`` is tree ``t``'s array ``i`` of a ``Tree``; ``used[t]`` the rows its last
+    search used (what :meth:`reset` clears)."""
+
+    def __init__(self, trees: int, max_nodes: int, num_actions: int, batch: int) -> None:
+        k, m = trees, max_nodes
+        self.trees, self.max_nodes, self.num_actions, self.batch = k, m, num_actions, batch
+        self.arrays = (
+            np.full((k, m, num_actions), -1, dtype=np.int32),  # child
+            np.zeros((k, m, num_actions), dtype=np.float32),  # prior
+            np.zeros((k, m)),  # visits
+            np.zeros((k, m)),  # avail
+            np.zeros((k, m, MAX_PLAYERS)),  # wsum
+            np.zeros((k, m), dtype=np.int32),  # mover
+            np.zeros((k, m), dtype=np.int8),  # expanded
+            np.zeros((k, batch, m + 1), dtype=np.int32),  # paths
+            np.zeros((k, batch), dtype=np.int32),  # plens
+            np.zeros((k, batch), dtype=np.int32),  # leaf node
+            np.zeros((k, batch), dtype=np.int32),  # leaf player
+            np.zeros((k, batch, MAX_PLAYERS)),  # leaf value
+            np.zeros((k, batch), dtype=np.int32),  # leaf's row in the evaluated batch, -1 = terminal
+        )
+        self.used = np.full(k, m, dtype=np.int64)
+
+    def reset(self, ids: np.ndarray, seats: np.ndarray) -> None:
+        """Empty trees ``ids`` for new searches by ``seats`` (only the rows their last search used)."""
+        _reset_trees(self.arrays, np.asarray(ids, np.int64), np.asarray(seats, np.int64), self.used)
+
+    def root_stats(self, t: int, seat: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(actions, visits, mean value for seat)`` of tree ``t``'s root children (``Tree.root_stats``)."""
+        child, visits, wsum = self.arrays[0][t], self.arrays[2][t], self.arrays[4][t]
+        actions = np.flatnonzero(child[0] >= 0)
+        nodes = child[0, actions]
+        return actions, visits[nodes], wsum[nodes, seat]
+
+
+@njit(cache=True)
+def _reset_trees(arrays: tuple, ids: np.ndarray, seats: np.ndarray, used: np.ndarray) -> None:
+    """:meth:`agents.search.Tree.reset` for the trees ``ids``."""
+    child, visits, avail, wsum, mover, expanded = (
+        arrays[0],
+        arrays[2],
+        arrays[3],
+        arrays[4],
+        arrays[5],
+        arrays[6],
+    )
+    for i in range(ids.shape[0]):
+        t = ids[i]
+        for nd in range(used[t]):
+            child[t, nd, :] = -1
+            visits[t, nd] = 0.0
+            avail[t, nd] = 0.0
+            wsum[t, nd, :] = 0.0
+            expanded[t, nd] = 0
+        mover[t, 0] = seats[i]
+
+
+@njit(cache=True)
+def _tree(arrays: tuple, t: int) -> tuple:
+    """Tree ``t`` as the tuple of 2-D/1-D views the shared search parts take."""
+    return (
+        arrays[0][t],
+        arrays[1][t],
+        arrays[2][t],
+        arrays[3][t],
+        arrays[4][t],
+        arrays[5][t],
+        arrays[6][t],
+        arrays[7][t],
+        arrays[8][t],
+        arrays[9][t],
+        arrays[10][t],
+        arrays[11][t],
+        arrays[12][t],
+    )
+
+
+@njit(cache=True)
+def select_leaves(
+    t0: int,
+    t1: int,
+    roots: np.ndarray,
+    seats: np.ndarray,
+    todo: np.ndarray,
+    batch: int,
+    c_puct: np.ndarray,
+    fpu: np.ndarray,
+    arrays: tuple,
+    n_nodes: np.ndarray,
+    rngs: np.ndarray,
+    obs: np.ndarray,
+    other_obs: np.ndarray,
+    leaf_mask: np.ndarray,
+    other_row: np.ndarray,
+    taken: np.ndarray,
+) -> tuple[int, int, int]:
+    """Each tree ``t`` of ``t0..t1-1`` with ``todo[t] > 0`` selects its next ``min(batch, todo[t])`` leaves
+    (``taken[t]``, 0 for the others) as :func:`agents.search.search_network` does; the leaves
+    that need the network get consecutive rows of ``obs``/``leaf_mask`` (the seat on move's
+    view) and, from ``other_row[t, j]`` on, rows of ``other_obs`` (every other seat's view).
+    Returns ``(rows of obs, rows of other_obs, trees that took leaves)``."""
+    active = 0
+    n_eval = 0
+    n_other = 0
+    na = arrays[0].shape[2]
+    max_nodes = arrays[0].shape[1]
+    d = np.empty(roots.shape[1], dtype=roots.dtype)
+    mask = np.zeros(na, dtype=np.int8)
+    for t in range(t0, t1):
+        if todo[t] <= 0:
+            taken[t] = 0
+            continue
+        tree = _tree(arrays, t)
+        child, expanded = tree[0], tree[6]
+        paths, plens = tree[7], tree[8]
+        leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
+        root = roots[t]
+        seat = seats[t]
+        rng = rngs[t]
+        n = root[N_PLAYERS]
+        k_batch = min(batch, todo[t])
+        taken[t] = k_batch
+        active += 1
+        nn = n_nodes[t]
+        for j in range(k_batch):
+            d[:] = root
+            determinize_inplace(d, seat, rng)
+            node = 0
+            plens[j] = 1
+            paths[j, 0] = 0
+            leaf_row[j] = -1
+            while True:
+                player = d[CURRENT]
+                if rules.is_over(d):
+                    terminal_values(d, leaf_value[j])
+                    break
+                rules.legal_mask(d, mask)
+                if expanded[node] == 0:
+                    leaf_row[j] = n_eval
+                    break
+                a = _select_puct(tree, node, mask, player, c_puct[t], fpu[t])
+                if child[node, a] < 0 and nn >= max_nodes:  # tree full: evaluate here
+                    leaf_row[j] = n_eval
+                    break
+                nn = _step_down(tree, j, d, node, a, nn, True)
+                node = child[node, a]
+            leaf_node[j] = node
+            leaf_player[j] = player
+            if leaf_row[j] >= 0:
+                observe(d, player, obs[n_eval])
+                other_row[t, j] = n_other
+                for q in range(n):
+                    if q != player:
+                        observe(d, q, other_obs[n_other])
+                        n_other += 1
+                for a in range(na):
+                    leaf_mask[n_eval, a] = mask[a]
+                n_eval += 1
+        n_nodes[t] = nn
+    return n_eval, n_other, active
+
+
+@njit(cache=True)
+def expand_backup(
+    t0: int,
+    t1: int,
+    roots: np.ndarray,
+    todo: np.ndarray,
+    ptemp: np.ndarray,
+    arrays: tuple,
+    leaf_mask: np.ndarray,
+    other_row: np.ndarray,
+    taken: np.ndarray,
+    logits: np.ndarray,
+    values: np.ndarray,
+    other_values: np.ndarray,
+) -> None:
+    """Each tree of ``t0..t1-1`` that took leaves in :func:`select_leaves` reads their rows of the network's outputs,
+    expands them (prior: softmax of the logits over the legal ids at temperature ``ptemp[t]``) and
+    backs them up in order, as :func:`agents.search.search_network` does; ``todo[t] -= taken[t]``."""
+    raw = np.zeros(MAX_PLAYERS)
+    value = np.zeros(MAX_PLAYERS)
+    for t in range(t0, t1):
+        k_batch = taken[t]
+        if k_batch == 0:
+            continue
+        tree = _tree(arrays, t)
+        prior, expanded = tree[1], tree[6]
+        leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
+        n = roots[t, N_PLAYERS]
+        for j in range(k_batch):
+            e = leaf_row[j]
+            if e >= 0:
+                lp = leaf_player[j]
+                raw[lp] = values[e]
+                k = other_row[t, j]
+                for q in range(n):
+                    if q != lp:
+                        raw[q] = other_values[k]
+                        k += 1
+                seat_values(raw, n, leaf_value[j])
+                node = leaf_node[j]
+                if expanded[node] == 0:
+                    _set_prior(prior, node, logits[e], leaf_mask[e], ptemp[t])
+                    expanded[node] = 1
+            for p in range(MAX_PLAYERS):
+                value[p] = leaf_value[j, p]
+            backup(tree, j, value, True, n)
+        todo[t] -= k_batch
+
+
+@njit(cache=True)
+def search_network_batched(
+    roots: np.ndarray,
+    seats: np.ndarray,
+    todo: np.ndarray,
+    batch: int,
+    group: int,
+    c_puct: np.ndarray,
+    fpu: np.ndarray,
+    ptemp: np.ndarray,
+    weights: tuple,
+    arrays: tuple,
+    n_nodes: np.ndarray,
+    rngs: np.ndarray,
+    obs: np.ndarray,
+    other_obs: np.ndarray,
+    leaf_mask: np.ndarray,
+    other_row: np.ndarray,
+    taken: np.ndarray,
+    feats: np.ndarray,
+    h1: np.ndarray,
+    h2: np.ndarray,
+    ctx: np.ndarray,
+    logits: np.ndarray,
+    values: np.ndarray,
+    other_values: np.ndarray,
+) -> None:
+    """``todo[t]`` more simulations of every tree ``t`` (:func:`agents.search.search_network`'s, from
+    ``roots[t]`` for ``seats[t]`` with the stream ``rngs[t]``), ``batch`` leaves per tree and round;
+    ``n_nodes[t]`` is updated, ``todo`` ends at 0.
+
+    The trees go ``group`` at a time, the leaves of a group's round evaluated by one
+    :func:`~agents.net.net_forward` and one :func:`~agents.net.net_values` call. Why groups on the
+    CPU: the network costs the same per row however many rows a call has, but a few trees and their
+    rows stay in the cache between rounds and hundreds do not (``group = len(roots)``: one call per
+    round for all of them). The trees come out the same for any ``group``.
+    """
+    k = roots.shape[0]
+    for t0 in range(0, k, group):
+        t1 = min(k, t0 + group)
+        while True:
+            n_eval, n_other, active = select_leaves(
+                t0, t1, roots, seats, todo, batch, c_puct, fpu, arrays, n_nodes, rngs, obs, other_obs, leaf_mask,
+                other_row, taken,
+            )  # fmt: skip
+            if active == 0:
+                break
+            if n_eval > 0:
+                net_forward(obs, n_eval, weights, feats, h1, h2, ctx, logits, values)
+                net_values(other_obs, n_other, weights, feats, h1, h2, other_values)
+            expand_backup(
+                t0, t1, roots, todo, ptemp, arrays, leaf_mask, other_row, taken, logits, values, other_values
+            )
+
+
+class TorchEvaluator:
+    """The network in torch (a GPU when one is there), for :class:`BatchedSearch`: the leaves of a lane
+    of trees in one call.
+
+    Why: on a GPU a call of a thousand leaves costs about what a call of eight does on the CPU.
+    It runs the MaskablePPO policy's own modules, so its outputs match :func:`agents.net.net_forward`
+    to float32 rounding, not bit for bit: a search evaluated here is close to the numba one, not equal.
+    Each :meth:`lane` has its own (pinned) buffers, so one lane's leaves are evaluated on the GPU
+    while the CPU selects the next lane's. On a GPU each lane's forward pass is a captured CUDA graph
+    over all its rows (``graphs=True``): one launch instead of about forty.
+    """
+
+    def __init__(self, policy: Any, device: str = "auto", graphs: bool = True) -> None:
+        import torch as th
+
+        if device == "auto":
+            device = "cuda" if th.cuda.is_available() else "cpu"
+        self.th = th
+        self.device = th.device(device)
+        self.policy = policy.to(self.device).eval()
+        self.graphs = graphs and self.device.type == "cuda"
+
+    def lane(self, rows: int, other_rows: int, obs_dim: int, num_actions: int) -> TorchLane:
+        """Buffers for up to ``rows`` leaves (and ``other_rows`` other seats' views of them)."""
+        return TorchLane(self, rows, other_rows, obs_dim, num_actions)
+
+    def forward(self, x: Any, rows: int) -> tuple[Any, Any]:
+        """Actor logits of ``x[:rows]`` and critic values of every row of ``x``."""
+        pol = self.policy
+        f = pol.pi_features_extractor(x)
+        fv = f if pol.vf_features_extractor is pol.pi_features_extractor else pol.vf_features_extractor(x)
+        logits = pol.action_net(pol.mlp_extractor.forward_actor(f[:rows]))
+        return logits, pol.value_net(pol.mlp_extractor.forward_critic(fv))[:, 0]
+
+
+class TorchLane:
+    """One lane of a :class:`TorchEvaluator`: host arrays the numba selection writes (``obs``,
+    ``other_obs``) and the network's outputs are read back into (``logits``; ``values``: the
+    on-move rows, ``other_values``: the other seats' rows), with :meth:`submit` (asynchronous on
+    a GPU) and :meth:`wait`."""
+
+    def __init__(
+        self, ev: TorchEvaluator, rows: int, other_rows: int, obs_dim: int, num_actions: int
+    ) -> None:
+        th = ev.th
+        self.ev, self.rows = ev, rows
+        pin = ev.device.type == "cuda"
+        total = rows + other_rows
+        self.host_in = th.zeros((total, obs_dim), dtype=th.float32, pin_memory=pin)
+        self.host_logits = th.zeros((rows, num_actions), dtype=th.float32, pin_memory=pin)
+        self.host_values = th.zeros(total, dtype=th.float32, pin_memory=pin)
+        self.dev_in = th.zeros((total, obs_dim), dtype=th.float32, device=ev.device)
+        arr = self.host_in.numpy()
+        self.obs, self.other_obs = arr[:rows], arr[rows:]
+        vals = self.host_values.numpy()
+        self.logits, self.values, self.other_values = self.host_logits.numpy(), vals[:rows], vals[rows:]
+        self.event = th.cuda.Event() if pin else None
+        self.graph = None
+        if ev.graphs:
+            self.graph, (self.dev_logits, self.dev_values) = self._capture()
+
+    def _capture(self) -> tuple[Any, tuple[Any, Any]]:
+        """A CUDA graph of the forward pass over all of ``dev_in`` (the unused rows are computed and ignored)."""
+        th, ev = self.ev.th, self.ev
+        with th.inference_mode():
+            side = th.cuda.Stream()
+            side.wait_stream(th.cuda.current_stream())
+            with th.cuda.stream(side):
+                for _ in range(2):
+                    ev.forward(self.dev_in, self.rows)
+            th.cuda.current_stream().wait_stream(side)
+            graph = th.cuda.CUDAGraph()
+            with th.cuda.graph(graph):
+                out = ev.forward(self.dev_in, self.rows)
+        return graph, out
+
+    def submit(self, n_eval: int, n_other: int) -> None:
+        """Evaluate the first ``n_eval`` rows of ``obs`` (actor and critic) and ``n_other`` of
+        ``other_obs`` (critic); the outputs are in ``logits``/``values``/``other_values`` after :meth:`wait`."""
+        th, rows = self.ev.th, self.rows
+        self.dev_in[:n_eval].copy_(self.host_in[:n_eval], non_blocking=True)
+        self.dev_in[rows : rows + n_other].copy_(self.host_in[rows : rows + n_other], non_blocking=True)
+        if self.graph is not None:
+            self.graph.replay()
+            logits, values = self.dev_logits, self.dev_values
+        else:
+            with th.inference_mode():
+                logits, values = self.ev.forward(self.dev_in, rows)
+        self.host_logits[:n_eval].copy_(logits[:n_eval], non_blocking=True)
+        self.host_values[:rows].copy_(values[:rows], non_blocking=True)
+        self.host_values[rows : rows + n_other].copy_(values[rows : rows + n_other], non_blocking=True)
+        if self.event is not None:
+            self.event.record()
+
+    def wait(self) -> None:
+        """Until the last :meth:`submit`'s outputs are in the host arrays."""
+        if self.event is not None:
+            self.event.synchronize()
+
+
+class _NumbaLane:
+    """The numba evaluator's buffers, in a lane's shape (the outputs of :func:`agents.net.net_forward`)."""
+
+    def __init__(self, weights: tuple[np.ndarray, ...], rows: int, obs_dim: int, num_actions: int) -> None:
+        others = rows * (MAX_PLAYERS - 1)
+        self.buf = NetBuffers(weights, rows, others=others)
+        self.obs = np.zeros((rows, obs_dim), dtype=np.float32)
+        self.other_obs = np.zeros((others, obs_dim), dtype=np.float32)
+
+
+class BatchedSearch:
+    """One move's search for up to ``trees`` roots at once, as ``AZAgent.root_visits`` runs it alone.
+
+    ``weights`` is the exported network (:func:`agents.net.export_network`). ``evaluator`` ``None``
+    evaluates in numba on this core, ``group`` trees at a time (:func:`search_network_batched`;
+    the trees are bit-identical to :func:`agents.search.search_network`'s). A
+    :class:`TorchEvaluator` evaluates the trees in lanes of ``lane_trees``, in a ring: the CPU
+    selects lane ``i``'s leaves and submits them, then backs up lane ``i - 1``'s (evaluated on the
+    GPU meanwhile). Why small lanes and not one call for all trees: a lane's trees are still in
+    the CPU's cache when its leaves come back, which hundreds of trees are not. ``sims`` is the
+    budget of every search; the trees hold ``sims + 1`` nodes, as ``AZAgent``'s do with a
+    simulation budget.
+    """
+
+    def __init__(
+        self,
+        weights: tuple[np.ndarray, ...],
+        trees: int,
+        sims: int,
+        batch: int,
+        evaluator: TorchEvaluator | None = None,
+        group: int = CPU_GROUP,
+        lane_trees: int = LANE_TREES,
+    ) -> None:
+        self.weights, self.sims, self.batch, self.evaluator = weights, sims, batch, evaluator
+        self.num_actions = num_actions_of(weights)
+        dim = observation_size(weights)
+        self.tree = TreeBatch(trees, sims + 1, self.num_actions, batch)
+        self.other_row = np.zeros((trees, batch), dtype=np.int32)
+        self.taken = np.zeros(trees, dtype=np.int64)
+        if evaluator is None:
+            self.group = max(1, min(group, trees))
+            self.lanes: list[Any] = [_NumbaLane(weights, self.group * batch, dim, self.num_actions)]
+        else:
+            self.lane_trees = max(1, min(lane_trees, trees))
+            rows = self.lane_trees * batch
+            self.lanes = [
+                evaluator.lane(rows, rows * (MAX_PLAYERS - 1), dim, self.num_actions)
+                for _ in range(-(-trees // self.lane_trees))
+            ]
+        self.leaf_mask = [
+            np.zeros((lane.obs.shape[0], self.num_actions), dtype=np.int8) for lane in self.lanes
+        ]
+
+    def run(
+        self,
+        roots: np.ndarray,
+        seats: np.ndarray,
+        todo: np.ndarray,
+        c: np.ndarray,
+        fpu: np.ndarray,
+        ptemp: np.ndarray,
+        n_nodes: np.ndarray,
+        rngs: np.ndarray,
+    ) -> None:
+        """``todo[t]`` more simulations of each tree (the trees in ``roots``' order)."""
+        arrays, taken, k = self.tree.arrays, self.taken, roots.shape[0]
+        if self.evaluator is None:
+            lane = self.lanes[0]
+            search_network_batched(
+                roots, seats, todo, self.batch, self.group, c, fpu, ptemp, self.weights, arrays, n_nodes, rngs,
+                lane.obs, lane.other_obs, self.leaf_mask[0], self.other_row, taken, *lane.buf.search_args(),
+            )  # fmt: skip
+            return
+        size = self.lane_trees
+        n_lanes = -(-k // size)
+        evaluated = [0] * n_lanes  # rows the lane's last selection sent to the network
+
+        def select(i: int) -> bool:
+            lane, t0 = self.lanes[i], i * size
+            n_eval, n_other, active = select_leaves(
+                t0, min(k, t0 + size), roots, seats, todo, self.batch, c, fpu, arrays, n_nodes, rngs, lane.obs,
+                lane.other_obs, self.leaf_mask[i], self.other_row, taken,
+            )  # fmt: skip
+            evaluated[i] = n_eval
+            if n_eval:
+                lane.submit(n_eval, n_other)
+            return active > 0
+
+        def back(i: int) -> None:
+            lane, t0 = self.lanes[i], i * size
+            if evaluated[i]:
+                lane.wait()
+            expand_backup(
+                t0, min(k, t0 + size), roots, todo, ptemp, arrays, self.leaf_mask[i], self.other_row, taken,
+                lane.logits, lane.values, lane.other_values,
+            )  # fmt: skip
+
+        live = list(range(n_lanes))
+        pending = -1  # the lane whose leaves are being evaluated
+        while live:
+            still = []
+            for i in live:
+                if pending == i:  # a lane alone: its leaves come back before it selects again
+                    back(i)
+                    pending = -1
+                active = select(i)
+                if pending >= 0:
+                    back(pending)
+                pending = i if active else -1
+                if active:
+                    still.append(i)
+            live = still
+        if pending >= 0:
+            back(pending)
+
+    def search(
+        self,
+        roots: np.ndarray,
+        seeds: np.ndarray,
+        c: np.ndarray,
+        fpu: np.ndarray,
+        ptemp: np.ndarray,
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Search ``roots[t]`` (each for its seat on move, stream seeded ``seeds[t]``) in trees ``0..K-1``.
+
+        Returns each root's visit counts over the action ids and its value for the seat on move, what
+        ``AZAgent.root_visits`` returns and sets as ``root_value`` (the same arithmetic): the root
+        alone first (its prior guides the rest), then ``sims - 1`` more simulations.
+        """
+        k = roots.shape[0]
+        if k > self.tree.trees:
+            raise ValueError(f"{k} roots for {self.tree.trees} trees")
+        seats = roots[:, CURRENT].astype(np.int64)
+        ids = np.arange(k)
+        self.tree.reset(ids, seats)
+        rngs = np.asarray(seeds, dtype=np.uint64).reshape(k, 1).copy()
+        n_nodes = np.ones(k, dtype=np.int64)
+        todo = np.ones(k, dtype=np.int64)
+        self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
+        if self.sims > 1:
+            todo[:] = self.sims - 1
+            self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
+        self.tree.used[:k] = n_nodes
+        counts, root_values = [], np.zeros(k)
+        for t in range(k):
+            actions, visits, values = self.tree.root_stats(t, int(seats[t]))
+            cnt = np.zeros(self.num_actions)
+            # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
+            cnt[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
+            counts.append(cnt)
+            root_values[t] = float(values.sum() / max(visits.sum(), 1.0))
+        return counts, root_values

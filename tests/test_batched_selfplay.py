@@ -1,0 +1,180 @@
+"""Batched self-play (training/search/batched_selfplay.py) and its search driver (agents/search_batch.py):
+the same trees as the one-tree search, the same positions and records as the per-game path."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.az import AZAgent
+from agents.checkpoint import model_bytes
+from agents.models import resolve_model
+from agents.net import forward_numpy
+from agents.positions import sample_states
+from agents.search_batch import BatchedSearch, TorchEvaluator
+from splendor_env import state as st
+from splendor_env.determinize import determinize
+from training.search import config as search_config
+from training.search.batched_selfplay import selfplay_job_batched
+from training.search.network import initial_model
+from training.search.replay import FIELDS
+from training.search.selfplay import selfplay_job, selfplay_jobs
+
+ALL = ("cities", "trading_posts", "orient", "strongholds")
+SIMS = 12
+
+
+@cache
+def _agent(model: str) -> AZAgent:
+    return AZAgent(str(resolve_model(model)), seed=0, sims=SIMS, batch=4)
+
+
+def _roots(n: int, modules: tuple[str, ...], k: int, seed: int) -> list[np.ndarray]:
+    """``k`` decision states from random games, determinised for the seat on move."""
+    states = sample_states(n, 3, seed=seed, modules=modules)
+    step = max(1, len(states) // k)
+    return [determinize(s, int(s[st.CURRENT]), seed + i) for i, s in enumerate(states[::step][:k])]
+
+
+def _search_alone(az: AZAgent, roots: list[np.ndarray], seeds: list[int]) -> list[tuple[Any, ...]]:
+    """``AZAgent.root_visits`` one root at a time: counts, root value and the tree's arrays."""
+    out = []
+    for s, seed in zip(roots, seeds, strict=True):
+        az.seed(seed)
+        counts = az.root_visits(s)
+        tree = az.last_tree
+        assert tree is not None
+        out.append((counts, az.root_value, [a[: tree.used].copy() for a in tree.arrays[:7]]))
+    return out
+
+
+def _params(az: AZAgent, n: int, modules: tuple[str, ...], k: int) -> tuple[np.ndarray, ...]:
+    p = az.search_params(az.network(n, modules), n)
+    return tuple(np.full(k, float(p[key])) for key in ("c", "fpu", "ptemp"))
+
+
+@pytest.mark.parametrize(
+    ("model", "n", "modules"),
+    [("az_2p", 2, ()), ("az_3_4p", 3, ()), ("az_3_4p", 4, ()), ("az_modules_2p", 2, ALL)],
+)
+def test_the_batched_driver_builds_the_trees_of_search_network(
+    model: str, n: int, modules: tuple[str, ...]
+) -> None:
+    az = _agent(model)
+    net = az.network(n, modules)
+    roots = _roots(n, modules, 6, seed=n)
+    seeds = [100 + i for i in range(len(roots))]
+    alone = _search_alone(az, roots, seeds)
+    search = BatchedSearch(net.weights, len(roots) + 2, SIMS, 4, group=2)
+    k = len(roots)
+    streams = np.array([np.random.default_rng(s).integers(0, 2**63) for s in seeds], dtype=np.uint64)
+    counts, values = search.search(np.array(roots, np.int32), streams, *_params(az, n, modules, k))
+    for t, (ref_counts, ref_value, ref_arrays) in enumerate(alone):
+        assert np.array_equal(counts[t], ref_counts)
+        assert values[t] == ref_value
+        used = int(search.tree.used[t])
+        assert used == ref_arrays[0].shape[0]
+        mine = [a[t][:used] for a in search.tree.arrays[:7]]
+        expanded = ref_arrays[6] == 1
+        assert np.array_equal(mine[6], ref_arrays[6])
+        for i in (0, 2, 3, 4, 5):  # child, visits, avail, wsum, mover: bit for bit
+            assert np.array_equal(mine[i], ref_arrays[i]), i
+        assert np.array_equal(mine[1][expanded], ref_arrays[1][expanded])  # the priors of expanded nodes
+
+
+def test_torch_evaluates_as_numba_does_to_float_rounding() -> None:
+    az = _agent("az_2p")
+    net = az.network(2, ())
+    roots = _roots(2, (), 8, seed=5)
+    k = len(roots)
+    ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), "cpu")
+    lane = ev.lane(k, k, net.obs_dim, net.num_actions)
+    from splendor_env.observation import observe
+
+    for i, s in enumerate(roots):
+        observe(s, int(s[st.CURRENT]), lane.obs[i])
+        observe(s, 1 - int(s[st.CURRENT]), lane.other_obs[i])
+    lane.submit(k, k)
+    lane.wait()
+    logits, values = forward_numpy(net.weights, lane.obs[:k])
+    _, other = forward_numpy(net.weights, lane.other_obs[:k])
+    assert np.abs(lane.logits[:k] - logits).max() < 1e-3
+    assert (
+        np.abs(lane.values[:k] - values).max() < 1e-4 and np.abs(lane.other_values[:k] - other).max() < 1e-4
+    )
+    seeds = np.arange(k, dtype=np.uint64)
+    params = _params(az, 2, (), k)
+    ref_counts, ref_values = BatchedSearch(net.weights, k, SIMS, 4).search(
+        np.array(roots, np.int32), seeds, *params
+    )
+    for lane_trees in (1, 3, k):  # lanes in a ring, the last one shorter
+        counts, vals = BatchedSearch(net.weights, k, SIMS, 4, ev, lane_trees=lane_trees).search(
+            np.array(roots, np.int32), seeds, *params
+        )
+        assert np.abs(vals - ref_values).max() < 1e-3
+        assert (
+            sum(np.array_equal(np.floor(a), np.floor(b)) for a, b in zip(counts, ref_counts, strict=True))
+            >= k - 1
+        )
+
+
+def _job(players: list[int], modules: list[str], init: str, games: int, **selfplay: Any) -> dict[str, Any]:
+    cfg = search_config.from_dict(
+        {
+            "players": players,
+            "modules": modules,
+            "init": init,
+            "network": {"net_arch": [32, 32]},
+            "selfplay": {
+                "games": games,
+                "sims": SIMS,
+                "batch": 4,
+                "sample_moves": 6,
+                "target_temperature": 0.5,
+            },
+        },
+        check_specs=False,
+    )
+    sp = {**cfg.selfplay.model_dump(), **selfplay}
+    return selfplay_jobs(
+        model_bytes(initial_model(cfg)), 1, 11, games, games, cfg.player_counts, tuple(modules), sp
+    )[0]
+
+
+def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    for k in FIELDS:
+        assert a["positions"][k].dtype == b["positions"][k].dtype, k
+        assert np.array_equal(a["positions"][k], b["positions"][k]), k
+    assert a["records"] == b["records"]
+
+
+@pytest.mark.parametrize(
+    ("players", "modules", "init", "games", "extra"),
+    [
+        ([2], [], "az_2p", 3, {}),
+        ([3], [], "az_3_4p", 2, {"batched_games": 1}),  # one game at a time: the slots refill
+        ([3, 4], [], "az_3_4p", 2, {}),  # player counts alternate within a job
+        ([2], ["cities", "orient"], "fresh", 2, {}),  # a module game, a fresh network of that game
+    ],
+)
+def test_a_batched_job_equals_the_per_game_job(
+    players: list[int], modules: list[str], init: str, games: int, extra: dict[str, Any]
+) -> None:
+    job = _job(players, modules, init, games, **extra)
+    per_game = selfplay_job(job)
+    batched = selfplay_job_batched(job)
+    assert len(batched["positions"]["value"]) > 0
+    _assert_same(per_game, batched)
+
+
+def test_games_with_opponents_are_played_by_the_per_game_path_in_job_order() -> None:
+    job = _job([2], [], "az_2p", 4, opponents=["greedy"], opponent_share=0.5)
+    per_game = selfplay_job(job)
+    batched = selfplay_job_batched(job)
+    seats = [r["search_seat"] for r in batched["records"]]
+    assert any(s >= 0 for s in seats) and any(s < 0 for s in seats)  # both kinds of game in the job
+    _assert_same(per_game, batched)
