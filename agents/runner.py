@@ -14,8 +14,7 @@ deck order and opponents' blind reservations resampled, so a search agent
 never sees what it would not know at the table.
 
 Loops: the AEC env (:func:`decide`, :func:`play_out`, :func:`play_game`, which
-returns a record of :mod:`splendor_env.records`; that module's ``game_record``,
-``game_result``, ``is_over`` and ``seat_of`` are importable from here too) and
+returns a record of :mod:`splendor_env.records`) and
 batched games in a :class:`splendor_env.vector.SplendorBatch`
 (:func:`batch_actions`, :class:`BatchedGames`, :func:`play_batched`).
 """
@@ -29,7 +28,7 @@ import numpy as np
 
 from splendor_env.determinize import determinize
 from splendor_env.env import raw_env
-from splendor_env.records import game_record, game_result, is_over, seat_of
+from splendor_env.records import game_record, seat_of
 
 #: ``before_move(env, seat)`` / ``on_move(env, seat, action)`` hooks of :func:`play_out` (rendering, logs).
 MoveHook = Callable[[raw_env, int], None]
@@ -305,9 +304,6 @@ __all__ = [
     "batch_actions",
     "decide",
     "decision_state",
-    "game_record",
-    "game_result",
-    "is_over",
     "label_of",
     "opponent_rounds",
     "play_batched",
@@ -315,6 +311,5 @@ __all__ = [
     "play_out",
     "rotated_seat",
     "rotation_seating",
-    "seat_of",
     "win_shares",
 ]

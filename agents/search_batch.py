@@ -36,6 +36,7 @@ visit counts and value in that method's form.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -383,7 +384,11 @@ class TorchLane:
         self.event = th.cuda.Event() if pin else None
         self.graph = None
         if ev.graphs:
-            self.graph, (self.dev_logits, self.dev_values) = self._capture()
+            try:
+                self.graph, (self.dev_logits, self.dev_values) = self._capture()
+            except RuntimeError as e:  # a policy a graph cannot hold: launch its kernels one by one
+                warnings.warn(f"TorchEvaluator: no CUDA graph ({e}); evaluating eagerly", stacklevel=2)
+                self.graph = None
 
     def _capture(self) -> tuple[Any, tuple[Any, Any]]:
         """A CUDA graph of the forward pass over all of ``dev_in`` (the unused rows are computed and ignored)."""

@@ -8,7 +8,7 @@ import pytest
 import agents
 from agents import runner
 from agents.base import Agent
-from splendor_env import rules
+from splendor_env import records, rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
 from splendor_env.env import raw_env
@@ -144,7 +144,7 @@ def test_a_seeded_game_gives_the_same_record_twice_and_replays() -> None:
     env.reset(seed=21)
     for a in one["actions"]:
         env.step(a)
-    assert runner.game_result(env.game_state) == {k: one[k] for k in runner.game_result(env.game_state)}
+    assert records.game_result(env.game_state) == {k: one[k] for k in records.game_result(env.game_state)}
 
 
 def test_play_out_reports_every_seat_and_the_hooks_see_each_move() -> None:
@@ -157,7 +157,7 @@ def test_play_out_reports_every_seat_and_the_hooks_see_each_move() -> None:
         np.random.default_rng(0),
         on_move=lambda e, s, a: seen.append((s, a)),
     )
-    assert [a for _, a in seen] == actions and runner.is_over(env)
+    assert [a for _, a in seen] == actions and records.is_over(env)
     assert set(rewards) == {"player_0", "player_1"}
 
 
@@ -205,7 +205,7 @@ def test_batched_games_are_the_one_game_loop_on_the_same_deals(
     movers: dict[int, set[tuple[int, int]]] = {}
 
     def on_end(game: int, slot: int, final_state: np.ndarray, truncated: bool) -> None:
-        batched[game] = runner.game_result(final_state)
+        batched[game] = records.game_result(final_state)
         assert batched[game]["truncated"] == truncated
 
     def before_round(slots, numbers, states, player) -> None:

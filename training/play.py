@@ -30,8 +30,7 @@ import splendor_env
 from agents import runner
 from agents.human import QuitGame
 from agents.models import resolve_model
-from agents.runner import seat_of
-from splendor_env.records import write_records
+from splendor_env.records import seat_of, write_records
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from training.common.cli import CliError, run_cli

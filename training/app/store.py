@@ -19,7 +19,7 @@ import numpy as np
 
 import agents
 from agents import runner
-from splendor_env import IllegalActionError, SnapshotError, rules
+from splendor_env import IllegalActionError, SnapshotError, records, rules
 from splendor_env import state as st
 from splendor_env.env import EnvConfig, raw_env
 from splendor_env.picture import to_svg
@@ -85,10 +85,10 @@ class Game:
         return len(self.prefix) + len(self.actions)
 
     def seat_on_move(self) -> int:
-        return runner.seat_of(self.env.agent_selection)
+        return records.seat_of(self.env.agent_selection)
 
     def over(self) -> bool:
-        return runner.is_over(self.env)
+        return records.is_over(self.env)
 
     def play(self, action: int) -> None:
         """Play ``action`` for the seat on move (the env refuses an illegal one and stays unchanged)."""
@@ -112,7 +112,7 @@ class Game:
 
     def record(self) -> dict[str, Any]:
         """The game as a record of :mod:`training.records` (the prefix of a continued game included)."""
-        return runner.game_record(self.env, self.seed, self.specs, self.prefix + self.actions)
+        return records.game_record(self.env, self.seed, self.specs, self.prefix + self.actions)
 
     def view(self) -> dict[str, Any]:
         """What the page shows: the board for the human seat (a spectator's when watching), the moves."""
@@ -140,7 +140,7 @@ class Game:
             "svg": to_svg(s, human, names=names),
         }
         if over:
-            out["result"] = runner.game_result(s)
+            out["result"] = records.game_result(s)
             out["record"] = self.record()
         return out
 
@@ -360,7 +360,7 @@ class Store:
             "caption": caption,
             "svg": to_svg(state, None, caption=caption, names=names),
             "over": over,
-            "result": runner.game_result(state) if over else None,
+            "result": records.game_result(state) if over else None,
         }
 
     def _replay_move(self, replay: Replay, value: Any) -> int:

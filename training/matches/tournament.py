@@ -110,20 +110,6 @@ def schedule(
 # Playing
 
 
-def agent_state(env: raw_env, seat: int, rng: np.random.Generator) -> np.ndarray:
-    """Deprecated: the true state of ``env`` determinised for ``seat``; use :func:`agents.runner.decision_state`."""
-    import warnings
-
-    from splendor_env.determinize import determinize
-
-    warnings.warn(
-        "training.matches.tournament.agent_state is deprecated: use agents.runner.decision_state",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return determinize(env.engine_state(), seat, rng)
-
-
 def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:
     """Play one game through the AEC env (:func:`agents.runner.play_game`); returns its record
     (see :mod:`training.records`) with the schedule's bookkeeping."""
