@@ -44,6 +44,7 @@ def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     from agents.checkpoint import model_bytes
+    from agents.search_batch import LANE_TREES
     from training.search import config as search_config
     from training.search.batched_selfplay import MAX_GAMES_AT_ONCE, selfplay_job_batched
     from training.search.network import initial_model
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument(
         "--lane-trees",
         type=int,
-        default=16,
+        default=LANE_TREES,
         help="torch: trees per lane (one lane selected while one is evaluated)",
     )
     ap.add_argument("--no-per-game", action="store_true", help="measure the batched path alone")
