@@ -231,7 +231,7 @@ def _select_ucb(tree: tuple, node: int, mask: np.ndarray, player: int, c: float,
 
 
 @njit(cache=True)
-def _select_puct(tree: tuple, node: int, mask: np.ndarray, player: int, c: float, fpu: float) -> int:
+def select_puct(tree: tuple, node: int, mask: np.ndarray, player: int, c: float, fpu: float) -> int:
     """PUCT ``Q + c * P * sqrt(N) / (1 + n)`` over the legal actions (priors renormalised to them);
     an unvisited child counts its parent's ``Q`` minus ``fpu``."""
     child, prior, visits, wsum = tree[0], tree[1], tree[2], tree[4]
@@ -292,7 +292,7 @@ def backup(tree: tuple, j: int, value: np.ndarray, virtual: bool, n: int) -> Non
 
 
 @njit(cache=True)
-def _step_down(tree: tuple, j: int, d: np.ndarray, node: int, a: int, n_nodes: int, virtual: bool) -> int:
+def step_down(tree: tuple, j: int, d: np.ndarray, node: int, a: int, n_nodes: int, virtual: bool) -> int:
     """Apply ``a`` in ``d``, move to (creating if needed) its child; returns the new node count."""
     child, visits, avail, wsum, mover, paths, plens = (
         tree[0],
@@ -382,12 +382,12 @@ def search_rollouts(
                     a = policy_action(obs, untried_mask, rng, noise, 0.0)
                 else:
                     a = random_legal(untried_mask, rng)
-                n_nodes = _step_down(tree, 0, d, node, a, n_nodes, False)
+                n_nodes = step_down(tree, 0, d, node, a, n_nodes, False)
                 break
             a = _select_ucb(tree, node, mask, player, c_uct, rng)
             if a < 0:  # node budget exhausted with only untried actions: roll out from here
                 break
-            _step_down(tree, 0, d, node, a, n_nodes, False)
+            step_down(tree, 0, d, node, a, n_nodes, False)
             node = child[node, a]
         rollout(d, depth, greedy, noise, eps, rng, obs, mask)
         rollout_value(d, value, shaping)
@@ -461,11 +461,11 @@ def search_network(
                 if expanded[node] == 0:
                     leaf_row[j] = n_eval
                     break
-                a = _select_puct(tree, node, mask, player, c_puct, fpu)
+                a = select_puct(tree, node, mask, player, c_puct, fpu)
                 if child[node, a] < 0 and n_nodes >= max_nodes:  # tree full: evaluate here
                     leaf_row[j] = n_eval
                     break
-                n_nodes = _step_down(tree, j, d, node, a, n_nodes, True)
+                n_nodes = step_down(tree, j, d, node, a, n_nodes, True)
                 node = child[node, a]
             leaf_node[j] = node
             leaf_player[j] = player
@@ -495,7 +495,7 @@ def search_network(
                 seat_values(raw, n, leaf_value[j])
                 node = leaf_node[j]
                 if expanded[node] == 0:
-                    _set_prior(prior, node, logits[e], leaf_mask[e], ptemp)
+                    set_prior(prior, node, logits[e], leaf_mask[e], ptemp)
                     expanded[node] = 1
             for p in range(MAX_PLAYERS):
                 value[p] = leaf_value[j, p]
@@ -505,7 +505,7 @@ def search_network(
 
 
 @njit(cache=True)
-def _set_prior(prior: np.ndarray, node: int, logits: np.ndarray, mask: np.ndarray, ptemp: float) -> None:
+def set_prior(prior: np.ndarray, node: int, logits: np.ndarray, mask: np.ndarray, ptemp: float) -> None:
     """Softmax of ``logits / ptemp`` over the legal ids of ``mask`` into ``prior[node]``."""
     mx = -1e30
     for a in range(mask.shape[0]):

@@ -46,7 +46,7 @@ from splendor_env.observation import observe
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
 from .net import NetBuffers, net_forward, net_values, num_actions_of, observation_size, seat_values
-from .search import _select_puct, _set_prior, _step_down, backup, terminal_values
+from .search import backup, select_puct, set_prior, step_down, terminal_values
 
 #: Trees searched together by the numba evaluator (:func:`search_network_batched`'s ``group``): one,
 #: as the network costs the same per row in any batch and one tree keeps the cache to itself.
@@ -197,11 +197,11 @@ def select_leaves(
                 if expanded[node] == 0:
                     leaf_row[j] = n_eval
                     break
-                a = _select_puct(tree, node, mask, player, c_puct[t], fpu[t])
+                a = select_puct(tree, node, mask, player, c_puct[t], fpu[t])
                 if child[node, a] < 0 and nn >= max_nodes:  # tree full: evaluate here
                     leaf_row[j] = n_eval
                     break
-                nn = _step_down(tree, j, d, node, a, nn, True)
+                nn = step_down(tree, j, d, node, a, nn, True)
                 node = child[node, a]
             leaf_node[j] = node
             leaf_player[j] = player
@@ -260,7 +260,7 @@ def expand_backup(
                 seat_values(raw, n, leaf_value[j])
                 node = leaf_node[j]
                 if expanded[node] == 0:
-                    _set_prior(prior, node, logits[e], leaf_mask[e], ptemp[t])
+                    set_prior(prior, node, logits[e], leaf_mask[e], ptemp[t])
                     expanded[node] = 1
             for p in range(MAX_PLAYERS):
                 value[p] = leaf_value[j, p]

@@ -178,3 +178,34 @@ def test_games_with_opponents_are_played_by_the_per_game_path_in_job_order() -> 
     seats = [r["search_seat"] for r in batched["records"]]
     assert any(s >= 0 for s in seats) and any(s < 0 for s in seats)  # both kinds of game in the job
     _assert_same(per_game, batched)
+
+
+@pytest.mark.slow
+def test_a_run_with_batched_selfplay_trains_on_the_same_positions(tmp_path) -> None:
+    """``selfplay.batched`` changes how a worker plays an iteration's games, not what it records."""
+    from training.search.loop import search_train
+
+    buffers = {}
+    for batched in (False, True):
+        raw = {
+            "players": 2,
+            "init": "fresh",
+            "output_dir": str(tmp_path / f"run-{batched}"),
+            "iterations": 1,
+            "selfplay": {"games": 4, "sims": 8, "games_per_job": 4, "max_turns": 40, "batched": batched},
+            "buffer": {"capacity": 4000},
+            "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
+            "gate": {"games": 2, "sims": 8},
+            "eval": {"every": 5, "games": 2, "sims": 8, "opponents": ["greedy"], "modes": ["ppo"]},
+        }
+        search_train(search_config.from_dict(raw), workers=1, progress=False, log=lambda *_: None)
+        with np.load(tmp_path / f"run-{batched}" / "checkpoints" / "buffer.npz") as saved:
+            buffers[batched] = {k: saved[k].copy() for k in saved.files}
+    assert buffers[False].keys() == buffers[True].keys() and len(buffers[False]["obs"]) > 0
+    for key in buffers[False]:
+        np.testing.assert_array_equal(buffers[False][key], buffers[True][key], err_msg=key)
+
+
+def test_batched_options_are_checked_with_the_config() -> None:
+    with pytest.raises(ValueError, match="selfplay.batched_device"):
+        search_config.from_dict({"players": 2, "init": "fresh", "selfplay": {"batched_device": "tpu"}})

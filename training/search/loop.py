@@ -29,6 +29,7 @@ from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.common.jobs import check_backend, local_pool, map_jobs, stop_pool
 from training.matches.match import MatchResult
+from training.search.batched_selfplay import selfplay_job_batched
 from training.search.config import SearchTrainConfig, to_dict
 from training.search.gate import gate_and_evaluate, match_job, opponent_win_rates
 from training.search.learner import evaluate_positions, make_optimizer, resume_optimizer, train_network
@@ -207,7 +208,8 @@ class Workers:
 
     def selfplay(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """:func:`training.search.selfplay.selfplay_job` over ``jobs``, on every worker."""
-        return map_jobs(selfplay_job, jobs, self.count, self.backend, self.address, pool=self.pool)
+        play = selfplay_job_batched if jobs and jobs[0]["selfplay"]["batched"] else selfplay_job
+        return map_jobs(play, jobs, self.count, self.backend, self.address, pool=self.pool)
 
     def matches(self, jobs: list[dict[str, Any]]) -> list[MatchResult]:
         """:func:`training.search.gate.match_job` over ``jobs``."""
