@@ -1,7 +1,7 @@
 """Agents for Splendor and the registry that builds any of them from a spec string.
 
 ``agents.make("mcts:sims=800", seed=0)`` / ``agents.build(spec_or_agent, seed)``
-(:mod:`agents.registry`); every agent is an :class:`agents.base.Agent`; games are played by
+(:mod:`agents.registry`; your own class as ``"package.module:Class,key=value"``); every agent is an :class:`agents.base.Agent`; games are played by
 :mod:`agents.runner`. The specs, what each agent does and how strong it is: docs/agents.md.
 """
 
@@ -20,6 +20,24 @@ refresh_cache(
 
 from .base import Agent  # noqa: E402 - after the cache guard on purpose
 from .options import parse_options  # noqa: E402 - after the cache guard on purpose
-from .registry import build, is_model_path, known_specs, make, parse_spec  # noqa: E402 - after the cache guard on purpose
+from .registry import (  # noqa: E402 - after the cache guard on purpose
+    ENTRY_POINT_GROUP,
+    build,
+    is_class_spec,
+    is_model_path,
+    known_specs,
+    make,
+    parse_spec,
+)
 
-__all__ = ["Agent", "build", "is_model_path", "known_specs", "make", "parse_options", "parse_spec"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Agent",
+    "build",
+    "is_class_spec",
+    "is_model_path",
+    "known_specs",
+    "make",
+    "parse_options",
+    "parse_spec",
+]

@@ -3,6 +3,13 @@
 An agent answers on the env's own observation vector and mask, always with a legal id;
 ``act_batch`` is the batched form. Search agents (``needs_state``) also get ``state=``, given
 only by :func:`agents.runner.decision_state` (the fairness rule: :mod:`agents.runner`).
+
+The protocol a user's class follows to be built from a ``package.module:Class`` spec (checked by
+:func:`agents.registry.check_agent_class`): methods ``act``, ``act_batch`` and ``seed(seed)``
+(subclassing :class:`Agent` gives the last two); a constructor taking ``seed=`` (or none, then
+``seed`` is called) and its options as keywords, typed by annotation or default; optional class
+attributes ``name``, ``needs_state`` and ``plays_modules`` (defaults: the class name, False, True),
+and optionally ``check_game(num_players, modules)`` raising ``ValueError`` for a game it cannot play.
 """
 
 from __future__ import annotations

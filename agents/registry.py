@@ -4,15 +4,34 @@
 and range-checked by the agent; ``build(spec_or_agent, seed)`` is what callers use: it also
 takes an agent instance as is and a bare checkpoint (``run/best.zip``, ``ppo_2p``) as
 ``ppo:PATH``. Agents are imported only when asked for (``ppo`` and ``az`` need torch).
+
+Three kinds of spec, tried in this order:
+
+- a built-in name (:data:`_SPECS`): ``random``, ``mcts:sims=800``, ``ppo:ppo_2p``...
+- a user's class, ``package.module:Class[,key=value...]``: imported, checked against the
+  :class:`~agents.base.Agent` protocol (:func:`check_agent_class`) and built with its options
+  as constructor keywords. Why a spec and not an object: commands, configs and worker processes
+  (local or Ray) pass agents as strings, and a string imports the same class everywhere.
+- a name an installed package adds in the entry-point group :data:`ENTRY_POINT_GROUP`
+  (``name[:key=value...]``), its entry point's object built the same way.
 """
 
 from __future__ import annotations
 
+import importlib
+import re
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from .base import Agent
-from .options import parse_options
+from .options import constructor_options, parse_options
+
+#: The entry-point group through which an installed package adds named agents (``name = "pkg.mod:Class"``).
+ENTRY_POINT_GROUP = "splendor_env.agents"
+#: The methods an agent class must have (what the game loop and the job runners call).
+PROTOCOL = ("act", "act_batch", "seed")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 #: spec name -> one-line description (the registry's public face).
 _SPECS: dict[str, str] = {
@@ -28,16 +47,134 @@ _SPECS: dict[str, str] = {
 
 
 def known_specs() -> dict[str, str]:
-    """Spec names accepted by :func:`make`, with a short description of each."""
-    return dict(_SPECS)
+    """Spec names accepted by :func:`make`, with a short description of each (installed agents too)."""
+    out = dict(_SPECS)
+    for ep in _entry_points().values():
+        out.setdefault(ep.name.lower(), f"installed agent {ep.value} (package {_dist_name(ep)})")
+    return out
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
-    """Split ``"name:rest"`` into ``(name, rest)``; ``rest`` is ``""`` without a colon."""
+    """Split ``"name:rest"`` into ``(name, rest)``; ``rest`` is ``""`` without a colon.
+
+    The name is lower-cased except in a class spec (``package.module:Class``), whose module
+    path keeps its case.
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {sorted(_SPECS)}")
     name, _, rest = spec.strip().partition(":")
-    return name.strip().lower(), rest.strip()
+    name = name.strip()
+    return (name if is_class_spec(spec) else name.lower()), rest.strip()
+
+
+def is_class_spec(spec: str) -> bool:
+    """Whether ``spec`` is ``package.module:Class[,key=value...]`` (a user's agent class), not a built-in spec."""
+    if not isinstance(spec, str):
+        return False
+    module, colon, rest = spec.strip().partition(":")
+    attr = rest.split(",", 1)[0].strip()
+    return (
+        bool(colon)
+        and module.strip().lower() not in _SPECS
+        and _DOTTED.fullmatch(module.strip()) is not None
+        and _DOTTED.fullmatch(attr) is not None
+    )
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    """The installed agents: entry-point name (lower case) -> entry point, read on each call
+    (cheap, and a package installed or put on ``sys.path`` meanwhile is seen)."""
+    return {ep.name.lower(): ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _dist_name(ep: metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return str(getattr(dist, "name", "?"))
+
+
+def check_agent_class(cls: object, label: str) -> None:
+    """Refuse, naming what is missing, an object that is not an agent class (:data:`PROTOCOL`).
+
+    Subclassing :class:`~agents.base.Agent` gives ``act_batch`` and ``seed``; a class of its own
+    needs all three methods.
+    """
+    if not isinstance(cls, type):
+        raise ValueError(f"agent {label!r} names a {type(cls).__name__}, not an agent class")
+    missing = [m for m in PROTOCOL if not callable(getattr(cls, m, None))]
+    if missing:
+        raise ValueError(
+            f"agent {label!r}: class {cls.__name__} does not follow the Agent protocol, it lacks "
+            f"{', '.join(missing)} (subclass agents.base.Agent and implement act(observation, "
+            "action_mask, state=None) -> int)"
+        )
+
+
+def load_class(spec: str) -> type:
+    """The class a ``package.module:Class`` spec names, imported; a clear error when it is not there."""
+    module_name, _, rest = spec.strip().partition(":")
+    module_name, attr = module_name.strip(), rest.split(",", 1)[0].strip()
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise ValueError(
+                f"agent spec {spec!r}: no module named {module_name!r} (is its folder on PYTHONPATH, "
+                "or its package installed?)"
+            ) from None
+        raise ValueError(f"agent spec {spec!r}: importing {module_name!r} failed: {exc}") from exc
+    except ImportError as exc:
+        raise ValueError(f"agent spec {spec!r}: importing {module_name!r} failed: {exc}") from exc
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"agent spec {spec!r}: module {module_name!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    check_agent_class(obj, spec)
+    return obj
+
+
+def construct(cls: type, label: str, seed: int | None, options: dict[str, Any]) -> Agent:
+    """``cls(seed=seed, **options)``, its options typed by its signature (:func:`agents.options.constructor_options`).
+
+    A class whose constructor takes no ``seed`` is built without it and then seeded with its
+    ``seed`` method. Errors the constructor raises for bad values are named after the agent.
+    """
+    typed, takes_seed = constructor_options(cls, label, options)
+    try:
+        agent = cls(seed=seed, **typed) if takes_seed else cls(**typed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"agent {label!r}: {exc}") from exc
+    if not takes_seed and seed is not None:
+        agent.seed(seed)
+    return agent
+
+
+def _options(spec: str, text: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = parse_options(text)
+    clash = sorted(set(options) & set(kwargs))
+    if clash:
+        raise ValueError(f"agent {spec!r}: option(s) {clash} given both in the spec and as keyword arguments")
+    return {**options, **kwargs}
+
+
+def _make_plugin(spec: str, seed: int | None, kwargs: dict[str, Any]) -> Agent | None:
+    """A class spec or an installed agent; ``None`` when ``spec`` is neither."""
+    if is_class_spec(spec):
+        _, _, rest = spec.strip().partition(":")
+        _, _, text = rest.partition(",")
+        return construct(load_class(spec), spec.strip(), seed, _options(spec, text, kwargs))
+    name, rest = parse_spec(spec)
+    ep = _entry_points().get(name)
+    if ep is None:
+        return None
+    try:
+        cls = ep.load()
+    except Exception as exc:  # a broken installed package: say which one
+        raise ValueError(
+            f"installed agent {name!r} ({ep.value}, package {_dist_name(ep)}) failed to load: {exc}"
+        ) from exc
+    check_agent_class(cls, name)
+    return construct(cls, name, seed, _options(spec, rest, kwargs))
 
 
 def _no_options(name: str, rest: str, kwargs: dict[str, Any]) -> None:
@@ -47,7 +184,11 @@ def _no_options(name: str, rest: str, kwargs: dict[str, Any]) -> None:
 
 
 def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Build the agent named by ``spec`` (the specs: :func:`known_specs`, docs/agents.md), seeded with ``seed``."""
+    """Build the agent named by ``spec`` (the specs: :func:`known_specs`, docs/agents.md), seeded with ``seed``.
+
+    ``spec`` may also be ``package.module:Class[,key=value...]`` or an installed agent's name
+    (see the module docstring); ``kwargs`` are further options, as in the spec.
+    """
     name, rest = parse_spec(spec)
     if name == "random":
         from .random_agent import RandomAgent
@@ -106,7 +247,13 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
 
         _no_options(name, rest, kwargs)
         return LookaheadAgent(seed)
-    raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(sorted(_SPECS))}")
+    agent = _make_plugin(spec, seed, kwargs)
+    if agent is not None:
+        return agent
+    raise ValueError(
+        f"unknown agent spec {spec!r}; known: {', '.join(sorted(known_specs()))}, "
+        "or package.module:Class for your own agent class"
+    )
 
 
 def is_model_path(spec: str) -> bool:
@@ -114,7 +261,7 @@ def is_model_path(spec: str) -> bool:
     rather than a registry spec."""
     name, _ = parse_spec(spec)
     text = spec.strip()
-    if name in _SPECS:
+    if name in _SPECS or is_class_spec(text):
         return False
     if text.endswith(".zip") or Path(text).is_file():
         return True
@@ -142,4 +289,16 @@ def build(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
     raise TypeError(f"an agent must be a spec string or an Agent, got {spec!r}")
 
 
-__all__ = ["build", "is_model_path", "known_specs", "make", "parse_spec"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PROTOCOL",
+    "build",
+    "check_agent_class",
+    "construct",
+    "is_class_spec",
+    "is_model_path",
+    "known_specs",
+    "load_class",
+    "make",
+    "parse_spec",
+]
