@@ -134,7 +134,8 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
     print(
         f"done: {model.num_timesteps:,} steps in {wall:.0f} s "
         f"({summary['learner_steps_per_s']:.0f} learner steps/s, {summary['engine_steps_per_s']:.0f} engine steps/s); "
-        f"final model {out / 'final.zip'}",
+        f"final model {out / 'final.zip'}\nbenchmark it: python -m training.benchmark ppo:{out / 'final.zip'} "
+        f"--quick --out {out / 'card'}",
         flush=True,
     )
     return summary

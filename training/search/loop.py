@@ -477,7 +477,8 @@ def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> 
     (run.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     session.log(
         f"done: {run.iteration} iterations, {run.positions:,} positions, {run.accepted} networks accepted; "
-        f"result {run.out / 'best.zip'} (ppo:PATH or az:PATH)"
+        f"result {run.out / 'best.zip'} (ppo:PATH or az:PATH)\nbenchmark it: python -m training.benchmark "
+        f"az:{run.out / 'best.zip'} --quick --out {run.out / 'card'}"
     )
     return summary
 
