@@ -6,11 +6,12 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from training.common.cli import CliError
-from training.common.jobs import chunks, local_pool, map_jobs, stop_pool
+from training.common.jobs import FAULT_ENV, MAX_ATTEMPTS, chunks, local_pool, map_jobs, stop_pool
 
 
 def pid_and_square(x: int) -> tuple[int, int]:
@@ -100,3 +101,43 @@ def test_stop_pool_now_ends_a_worker_in_the_middle_of_a_job() -> None:
     stop_pool(pool, now=True)
     assert _wait_gone(worker), "stop_pool(now=True) left the worker running its job"
     assert queued.cancelled() or queued.done()
+
+
+def exit_if_negative(x: int) -> int:
+    """A job whose worker dies (as one killed by the kernel would) when ``x`` is negative."""
+    if x < 0:
+        os._exit(70)
+    return x * x
+
+
+def test_a_dead_worker_is_replaced_and_its_job_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"2:{tmp_path}")  # the first try of job 2 kills its worker
+    pool = local_pool(2)
+    try:
+        first = map_jobs(exit_if_negative, list(range(5)), 2, pool=pool)
+        assert (tmp_path / "job-2").exists()  # the job did die once
+        again = map_jobs(pid_and_square, list(range(3)), 2, pool=pool)  # the kept pool still works
+    finally:
+        stop_pool(pool)
+    assert first == [x * x for x in range(5)]
+    assert [r[1] for r in again] == [0, 1, 4]
+
+
+def test_a_job_that_keeps_killing_its_worker_stops_the_run_naming_it() -> None:
+    with pytest.raises(CliError) as err:
+        map_jobs(exit_if_negative, [1, -1, 2], workers=2)
+    assert str(err.value) == (
+        f"job 1 of 3 (-1) failed {MAX_ATTEMPTS} times: its worker process died (exit code 70)"
+    )
+    assert "\n" not in str(err.value)
+
+
+def test_a_job_that_raises_is_not_retried() -> None:
+    with pytest.raises(ZeroDivisionError):
+        map_jobs(divide_ten, [1, 0], workers=2)
+
+
+def divide_ten(x: int) -> float:
+    return 10 / x

@@ -1,7 +1,8 @@
 """Head-to-head evaluation: a candidate in one seat, each opponent in the others, seat-rotated.
 
     python -m training.evaluate ppo:ppo_2p --opponents random greedy --games 1000 --workers 2 \\
-        [--players 3 4] [--modules cities orient] [--backend ray [--address auto]]
+        [--players 3 4] [--modules cities orient] [--backend ray [--address auto]] \\
+        [--out results/eval [--resume]]
 
 The library is :mod:`training.matches.evaluate`; docs/tournaments.md says how games are
 scored, seeded and spread over workers.
@@ -27,6 +28,10 @@ def check_inputs(args: argparse.Namespace) -> None:
     check_game_args(args.players, args.modules)
     check_backend(args.backend, args.address, args.workers)
     check_players(args.candidate, args.opponents, args.players, tuple(args.modules), not args.stochastic)
+    if args.resume and not args.out:
+        raise CliError("--resume needs --out, the folder of the evaluation to resume")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise CliError(f"--out {args.out!r} exists and is not a directory")
     if args.json:
         target = Path(args.json)
         if target.is_dir() or not target.parent.is_dir():
@@ -54,6 +59,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--stochastic", action="store_true", help="sample the PPO policy instead of argmax")
     ap.add_argument("--json", help="also write the results to this JSON file")
+    ap.add_argument("--out", help="folder for the finished chunks as they finish, and results.json")
+    ap.add_argument(
+        "--resume", action="store_true", help="play only the chunks missing from --out (same arguments)"
+    )
     args = ap.parse_args(argv)
     check_inputs(args)
     run_evaluation(
@@ -68,6 +77,8 @@ def main(argv: list[str] | None = None) -> None:
         args.address,
         tuple(args.modules),
         json_path=args.json,
+        out=args.out,
+        resume=args.resume,
     )
 
 

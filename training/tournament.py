@@ -1,7 +1,7 @@
 """Round-robin tournaments between agents, played through the PettingZoo AEC env.
 
     python -m training.tournament --agents random greedy mcts:sims=100 \\
-        --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games] \\
+        --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games] [--resume] \\
         [--modules cities orient] [--backend ray [--address auto]]
 
 The library is :mod:`training.matches.tournament`; docs/tournaments.md describes the
@@ -51,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--max-turns", type=int, default=st.DEFAULT_MAX_TURNS, help="turn cap (truncation)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="play only the games missing from --out (a stopped run, same arguments)",
+    )
     args = parser.parse_args(argv)
     run_tournament(
         args.agents,
@@ -66,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         backend=args.backend,
         address=args.address,
         modules=args.modules,
+        resume=args.resume,
     )
     return 0
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 import numpy as np
@@ -31,6 +33,7 @@ import numpy as np
 from training.common.cli import CliError
 
 BACKENDS = ("local", "ray")
+MAX_ATTEMPTS = 3  # tries of one job whose worker dies, on either backend, before the run stops
 J = TypeVar("J")
 R = TypeVar("R")
 
@@ -59,14 +62,19 @@ def map_jobs(
     backend: str = "local",
     address: str | None = None,
     on_result: Callable[[J, R], None] | None = None,
-    pool: Executor | None = None,
+    pool: LocalPool | None = None,
 ) -> list[R]:
     """``[fn(job) for job in jobs]`` on the chosen backend, in job order.
 
     ``on_result`` is called in the main process as each job finishes (for a
-    progress bar), in completion order. ``pool`` (local backend, from
+    progress bar, or to save it), in completion order. ``pool`` (local backend, from
     :func:`local_pool`) is a process pool kept open by the caller across calls, so
     repeated calls do not start their workers again.
+
+    A worker process that dies (killed, out of memory) costs only the job it was
+    running: its pool is replaced and the job runs again (a job carries its seeds,
+    so its result is the same). After :data:`MAX_ATTEMPTS` tries of one job the run
+    stops with a :class:`~training.common.cli.CliError` naming the job and the cause.
     """
     check_backend(backend, address, workers)
     if backend == "ray":
@@ -82,12 +90,7 @@ def map_jobs(
     executor = local_pool(min(workers, len(jobs))) if own else pool
     done = False
     try:
-        futures = {executor.submit(fn, job): i for i, job in enumerate(jobs)}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            results[i] = fut.result()
-            if on_result is not None:
-                on_result(jobs[i], results[i])
+        _map_local(fn, jobs, executor, on_result, results)
         done = True
     finally:
         if own:
@@ -95,7 +98,177 @@ def map_jobs(
     return results
 
 
-def local_pool(workers: int) -> ProcessPoolExecutor:
+def _map_local(
+    fn: Callable[[J], R],
+    jobs: Sequence[J],
+    pool: LocalPool,
+    on_result: Callable[[J, R], None] | None,
+    results: list[Any],
+) -> None:
+    """Run ``jobs`` on ``pool``; after a worker dies, the unfinished ones again on a fresh pool."""
+    remaining = set(range(len(jobs)))
+    failures = [0] * len(jobs)
+    idle_deaths = 0
+    while remaining:
+        futures = {pool.submit(run_attempt, fn, i, jobs[i]): i for i in sorted(remaining)}
+        broken = False
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                result = fut.result()
+            except BrokenProcessPool:
+                broken = True
+                continue
+            results[i] = result
+            remaining.discard(i)
+            if on_result is not None:
+                on_result(jobs[i], result)
+        if not broken:
+            continue
+        culprits, cause = pool.renew()
+        if not culprits:  # died between jobs, or could not start: no job to blame, but bounded too
+            idle_deaths += 1
+            if idle_deaths >= MAX_ATTEMPTS:
+                raise CliError(f"worker processes keep dying before they finish a job ({cause})")
+        for i in culprits:
+            failures[i] += 1
+            if failures[i] >= MAX_ATTEMPTS:
+                raise CliError(
+                    f"job {i} of {len(jobs)} ({describe_job(jobs[i])}) failed {failures[i]} times: "
+                    f"its worker process {cause}"
+                )
+
+
+def describe_job(job: Any, width: int = 80) -> str:
+    """A job in a few words for an error message (its repr, cut to ``width`` characters)."""
+    text = repr(job)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class LocalPool:
+    """A ``spawn`` process pool that can be replaced after one of its workers dies.
+
+    Why not a bare ``ProcessPoolExecutor``: when a worker dies, the executor fails
+    every pending job with ``BrokenProcessPool`` and cannot be used again. This one
+    knows which job each worker is running (a shared slot per worker), so
+    :meth:`renew` says which job to blame, and starts a fresh executor in place, so
+    a caller that keeps the pool across calls (search training) keeps using it.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.executor, self.slots, self.processes = self._start()
+
+    def _start(self) -> tuple[ProcessPoolExecutor, Any, dict[int, Any]]:
+        ctx = mp.get_context("spawn")
+        slots = ctx.Array("q", [-1] * (2 * self.workers))  # per worker: its pid, the job it runs
+        counter = ctx.Value("i", 0)
+        executor = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=ctx,
+            initializer=init_worker,
+            initargs=(os.getpid(), slots, counter, self.workers),
+        )
+        # the executor's own process table (pid -> Process): read after a break for exit codes
+        return executor, slots, getattr(executor, "_processes", {})
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
+        """``executor.submit``: run ``fn(*args)`` on a worker."""
+        return self.executor.submit(fn, *args)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        """``executor.shutdown``."""
+        self.executor.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def renew(self) -> tuple[list[int], str]:
+        """Replace a broken executor; returns the jobs (indexes) to blame and the cause, in words.
+
+        The executor terminates its other workers when one dies, so every worker that
+        was running a job is found here; the one that died on its own (not by the
+        executor's SIGTERM) is blamed, or all of them when that cannot be told.
+        """
+        self.executor.shutdown(wait=True, cancel_futures=True)  # joins its processes: exit codes known
+        running = {}
+        with self.slots.get_lock():
+            for w in range(self.workers):
+                pid, job = self.slots[2 * w], self.slots[2 * w + 1]
+                if pid > 0 and job >= 0:
+                    running[pid] = job
+        codes = {pid: p.exitcode for pid, p in self.processes.items()}
+        died = [pid for pid, code in codes.items() if code not in (None, 0, -signal.SIGTERM)]
+        culprits = [running[pid] for pid in died if pid in running] or sorted(running.values())
+        code = codes.get(died[0]) if died else None
+        self.executor, self.slots, self.processes = self._start()
+        return culprits, exit_cause(code)
+
+
+def exit_cause(code: int | None) -> str:
+    """``died (killed by SIGKILL)``, ``died (exit code 70)``: why a worker process ended."""
+    if code is None:
+        return "died"
+    if code < 0:
+        try:
+            return f"died (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            return f"died (killed by signal {-code})"
+    return f"died (exit code {code})"
+
+
+def init_worker(parent: int, slots: Any, counter: Any, workers: int) -> None:
+    """Pool initializer: end with the parent (:func:`exit_with_parent`) and take a job slot."""
+    global WORKER_SLOT, WORKER_SLOTS
+    exit_with_parent(parent)
+    with counter.get_lock():
+        WORKER_SLOT = counter.value % workers
+        counter.value += 1
+    WORKER_SLOTS = slots
+    slots[2 * WORKER_SLOT] = os.getpid()
+
+
+WORKER_SLOT = -1
+WORKER_SLOTS: Any = None  # in a pool worker: the pool's shared slots (pid, running job) per worker
+
+
+def run_attempt(fn: Callable[[J], R], index: int, job: J) -> R:
+    """One try of job ``index`` in a worker: recorded in the worker's slot, and the fault hook.
+
+    The fault hook (:data:`FAULT_ENV`, for tests and drills, off unless set) makes
+    the worker die on the first try of the jobs it names, as a killed process would.
+    """
+    if WORKER_SLOTS is not None:
+        WORKER_SLOTS[2 * WORKER_SLOT + 1] = index
+    inject_fault(index)
+    try:
+        return fn(job)
+    finally:
+        if WORKER_SLOTS is not None:
+            WORKER_SLOTS[2 * WORKER_SLOT + 1] = -1
+
+
+#: ``K[,K...]:FOLDER``: a worker dies (``os._exit(70)``) on the first try of job ``K`` of
+#: any :func:`map_jobs` call; a marker file ``FOLDER/job-K`` records the try, so the replacement
+#: runs it. For fault-survival tests and drills; unset (the default), it does nothing.
+FAULT_ENV = "SPLENDOR_FAULT_JOBS"
+
+
+def inject_fault(index: int) -> None:
+    """The fault hook of :data:`FAULT_ENV` (a no-op unless the variable is set)."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    names, _, folder = spec.partition(":")
+    if str(index) not in names.split(","):
+        return
+    marker = os.path.join(folder, f"job-{index}")
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(70)
+
+
+def local_pool(workers: int) -> LocalPool:
     """A ``spawn`` process pool of ``workers`` processes for :func:`map_jobs`'s ``pool``.
 
     Why a caller keeps one open: a new worker imports torch, loads its models and numba's
@@ -105,15 +278,10 @@ def local_pool(workers: int) -> ProcessPoolExecutor:
     Its workers end themselves when the process that made the pool is gone (killed, say), so
     a stopped training run leaves no idle workers behind (:func:`exit_with_parent`).
     """
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=mp.get_context("spawn"),
-        initializer=exit_with_parent,
-        initargs=(os.getpid(),),
-    )
+    return LocalPool(workers)
 
 
-def stop_pool(pool: ProcessPoolExecutor, now: bool = False) -> None:
+def stop_pool(pool: LocalPool | ProcessPoolExecutor, now: bool = False) -> None:
     """Shut a :func:`local_pool` down: after its running jobs (``now=False``), or at once.
 
     ``now`` (a run stopped by an exception: Ctrl-C, SIGTERM, an error) cancels the queued jobs and
@@ -121,15 +289,16 @@ def stop_pool(pool: ProcessPoolExecutor, now: bool = False) -> None:
     way every future of the pool is settled when it returns (a job the workers had already taken
     fails with ``BrokenProcessPool``), so nothing is left pending.
     """
+    executor = pool.executor if isinstance(pool, LocalPool) else pool
     if now:
-        terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+        terminate = getattr(executor, "terminate_workers", None)  # Python >= 3.14
         if terminate is not None:
             terminate()
             return
-        for process in list(getattr(pool, "_processes", {}).values()):
+        for process in list(getattr(executor, "_processes", {}).values()):
             process.terminate()
     # with the workers terminated this wait is short: the pool sees them gone and fails their jobs
-    pool.shutdown(wait=True, cancel_futures=True)
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def exit_with_parent(parent: int, poll_seconds: float = 1.0) -> None:
@@ -165,8 +334,10 @@ def _map_ray(
         else:
             ray.init(address=address, log_to_driver=False)
     try:
-        remote = ray.remote(num_cpus=1)(fn)
-        refs = [remote.remote(job) for job in jobs]
+        # a task whose worker dies runs again (Ray's retries), as a local job does; an exception
+        # raised by the job itself is not retried: it is the same on every try
+        remote = ray.remote(num_cpus=1, max_retries=MAX_ATTEMPTS - 1, retry_exceptions=False)(run_attempt)
+        refs = [remote.remote(fn, i, job) for i, job in enumerate(jobs)]
         index = {ref: i for i, ref in enumerate(refs)}
         results: list[Any] = [None] * len(jobs)
         pending = list(refs)
@@ -174,7 +345,14 @@ def _map_ray(
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
                 i = index[ref]
-                results[i] = ray.get(ref)
+                try:
+                    results[i] = ray.get(ref)
+                except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
+                    cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    raise CliError(
+                        f"job {i} of {len(jobs)} ({describe_job(jobs[i])}) failed {MAX_ATTEMPTS} times: "
+                        f"its Ray worker died ({cause})"
+                    ) from None
                 if on_result is not None:
                     on_result(jobs[i], results[i])
         return results

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from agents.checkpoint import model_zip_problem
 from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
+from training.common.progress import JobLog, open_run
 from training.matches.match import MatchResult, play_match, seated_agent
 
 CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
@@ -145,16 +147,33 @@ def evaluate(
     backend: str = "local",
     address: str | None = None,
     modules: tuple[str, ...] = (),
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> list[MatchResult]:
     """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
 
     Chunks of games are spread over workers; one :class:`MatchResult` per
     (player count, opponent) that can be played, with its ``players`` and
     ``modules`` (opponents that cannot play a configuration sit it out: :func:`sit_outs`).
+    With ``out``, each chunk is saved there as it finishes (:data:`PROGRESS`, and
+    ``manifest.json``); ``resume`` plays only the chunks missing from it.
     """
     skip = sit_outs(opponents, players, tuple(modules))
     jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic, tuple(modules), skip)
-    parts = map_jobs(play_chunk, jobs, workers, backend, address)
+    if out is None:
+        parts = map_jobs(play_chunk, jobs, workers, backend, address)
+    else:
+        manifest = {
+            "command": "evaluate",
+            "candidate": candidate,
+            "opponents": list(opponents),
+            "games": games,
+            "players": player_list(players),
+            "modules": list(modules),
+            "seed": seed,
+            "deterministic": deterministic,
+        }
+        parts = play_saved(jobs, workers, backend, address, Path(out), manifest, resume)
     results = []
     for n in player_list(players):
         for k, opp in enumerate(opponents):
@@ -170,6 +189,40 @@ def evaluate(
                 total = total.merge(part)
             results.append(total)
     return results
+
+
+PROGRESS = "chunks.progress.jsonl"  # an evaluation's finished chunks, one a line, as they finish
+
+
+def play_saved(
+    jobs: list[dict[str, Any]],
+    workers: int,
+    backend: str,
+    address: str | None,
+    out: Path,
+    manifest: dict[str, Any],
+    resume: bool,
+) -> list[MatchResult]:
+    """The chunks' results, each saved to ``out`` as it finishes; ``resume`` plays only the missing."""
+    open_run(out, manifest, resume)
+    log = JobLog(out / PROGRESS, resume)
+    key = {(j["players"], j["opponent_index"], j["first_game"]): i for i, j in enumerate(jobs)}
+
+    def finished(job: dict[str, Any], result: MatchResult) -> None:
+        log.add(key[(job["players"], job["opponent_index"], job["first_game"])], result.as_dict())
+
+    try:
+        missing = [j for i, j in enumerate(jobs) if i not in log.done]
+        map_jobs(play_chunk, missing, workers, backend, address, on_result=finished)
+    finally:
+        log.close()
+    return [match_result(log.done[i]) for i in range(len(jobs))]
+
+
+def match_result(saved: dict[str, Any]) -> MatchResult:
+    """A :class:`MatchResult` back from its :meth:`~MatchResult.as_dict` (a saved chunk)."""
+    values = {f.name: saved[f.name] for f in fields(MatchResult)}
+    return MatchResult(**{**values, "modules": tuple(values["modules"])})
 
 
 def check_players(
@@ -213,14 +266,28 @@ def run_evaluation(
     modules: tuple[str, ...] = (),
     json_path: str | Path | None = None,
     echo: Callable[[str], None] = print,
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> list[MatchResult]:
     """:func:`evaluate`, then the report per player count (who sat out and why) and, with
-    ``json_path``, the results as JSON: what ``python -m training.evaluate`` prints and writes."""
+    ``json_path``, the results as JSON: what ``python -m training.evaluate`` prints and writes.
+    With ``out`` the finished chunks and the results (``results.json``) go there too."""
     modules = tuple(modules)
     skip = sit_outs(opponents, players, modules)
     t0 = time.perf_counter()
     results = evaluate(
-        candidate, opponents, games, players, workers, seed, deterministic, backend, address, modules
+        candidate,
+        opponents,
+        games,
+        players,
+        workers,
+        seed,
+        deterministic,
+        backend,
+        address,
+        modules,
+        out,
+        resume,
     )
     elapsed = time.perf_counter() - t0
     for n in players:
@@ -233,6 +300,9 @@ def run_evaluation(
             if (n, spec) in skip:
                 echo(f"  vs {spec}: sits out ({skip[(n, spec)]})")
     echo(f"  ({elapsed:.1f} s)")
+    text = json.dumps([r.as_dict() for r in results], indent=2) + "\n"
     if json_path:
-        Path(json_path).write_text(json.dumps([r.as_dict() for r in results], indent=2) + "\n")
+        Path(json_path).write_text(text)
+    if out is not None:
+        (Path(out) / "results.json").write_text(text)
     return results

@@ -28,6 +28,7 @@ from splendor_env.records import write_records
 from training.common.cli import CliError, check_game_args
 from training.common.games import config_label, plays
 from training.common.jobs import check_backend, chunks, job_seed, map_jobs
+from training.common.progress import JobLog, as_json, open_run
 from training.matches.match import seated_agent
 from training.matches.report import format_tables, summarise, write_outputs
 
@@ -149,25 +150,26 @@ def run_tasks(
     progress: bool = True,
     backend: str = "local",
     address: str | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Play all tasks on the chosen backend (:mod:`training.common.jobs`), results in task order.
 
     Every task carries its own seeds, so the records do not depend on the
     backend, the number of workers or which worker played which game.
+    ``on_record`` is called with each record as its game's job finishes (to save it).
     """
     from tqdm import tqdm
 
     size = 1 if backend == "local" else max(1, min(25, len(tasks) // (4 * workers)))
     bar = tqdm(total=len(tasks), desc="games", unit="game", disable=not progress, file=sys.stderr)
+
+    def finished(job: list[GameTask], part: list[dict[str, Any]]) -> None:
+        bar.update(len(job))
+        for record in part if on_record is not None else ():
+            on_record(record)
+
     try:
-        parts = map_jobs(
-            run_chunk,
-            chunks(tasks, size),
-            workers,
-            backend,
-            address,
-            on_result=lambda job, _: bar.update(len(job)),
-        )
+        parts = map_jobs(run_chunk, chunks(tasks, size), workers, backend, address, on_result=finished)
     finally:
         bar.close()
     return [record for part in parts for record in part]
@@ -188,6 +190,7 @@ def check_inputs(
     backend: str = "local",
     address: str | None = None,
     modules: Sequence[str] = (),
+    resume: bool = False,
 ) -> None:
     """Refuse bad arguments before any game is played or any file written (messages name the argument)."""
     counts = [players] if isinstance(players, int) else list(players)
@@ -202,6 +205,8 @@ def check_inputs(
     check_backend(backend, address, workers)
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise CliError(f"--out {str(out)!r} exists and is not a directory")
+    if resume and out is None:
+        raise CliError("--resume needs --out, the folder of the run to resume")
     try:
         raw_env(num_players=counts[0], max_turns=max_turns, modules=tuple(modules))  # the env's own checks
     except ValueError as exc:
@@ -253,19 +258,35 @@ def run_tournament(
     backend: str = "local",
     address: str | None = None,
     modules: Sequence[str] = (),
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Play the round robin of every configuration and write the outputs; returns the summary.
 
     With one player count the summary (and ``--out``) is that configuration's,
     as before; with several, ``{"configurations": [...]}`` and one folder each.
+    With ``out``, each game is saved there as it finishes (``games.progress.jsonl``
+    per configuration, and ``manifest.json``); ``resume`` plays only the games missing
+    from the folder of a run stopped with the same arguments, for the same tables.
     """
     counts = [players] if isinstance(players, int) else list(players)
     modules = tuple(modules)
-    check_inputs(specs, counts, games, workers, seed, max_turns, out, backend, address, modules)
+    check_inputs(specs, counts, games, workers, seed, max_turns, out, backend, address, modules, resume)
     configs = configurations(specs, counts, modules)
     if all(len(c["agents"]) < 2 for c in configs):
         reasons = "; ".join(f"{s}: {r}" for c in configs for s, r in c["skipped"].items())
         raise CliError(f"no configuration has two agents that can play it ({reasons})")
+    if out is not None:
+        manifest = {
+            "command": "tournament",
+            "agents": list(specs),
+            "players": counts,
+            "modules": list(modules),
+            "games": games,
+            "seed": seed,
+            "all_seatings": all_seatings,
+            "max_turns": max_turns,
+        }
+        open_run(Path(out), manifest, resume)
     summaries = []
     for config in configs:
         where = None if out is None else (Path(out) if len(configs) == 1 else Path(out) / config_dir(config))
@@ -292,6 +313,7 @@ def run_tournament(
                 echo,
                 backend,
                 address,
+                resume,
             )
         summaries.append(summary)
     if len(configs) == 1:
@@ -301,6 +323,34 @@ def run_tournament(
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "summary.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return result
+
+
+PROGRESS = "games.progress.jsonl"  # a configuration's finished games, one a line, as they finish
+
+
+def play_saved(
+    tasks: Sequence[GameTask],
+    workers: int,
+    progress: bool,
+    backend: str,
+    address: str | None,
+    out: Path | None,
+    resume: bool,
+) -> list[dict[str, Any]]:
+    """:func:`run_tasks`, each record saved to ``out`` as it finishes; ``resume`` plays only the missing.
+
+    Every record is used as it reads back from JSON, whether played now or before, so a
+    resumed run's tables are those of an uninterrupted one.
+    """
+    if out is None:
+        return [as_json(r) for r in run_tasks(tasks, workers, progress, backend, address)]
+    log = JobLog(out / PROGRESS, resume)
+    try:
+        missing = [t for t in tasks if t.index not in log.done]
+        run_tasks(missing, workers, progress, backend, address, lambda r: log.add(r["index"], r))
+    finally:
+        log.close()
+    return [log.done[t.index] for t in tasks]
 
 
 def _run_config(
@@ -316,12 +366,13 @@ def _run_config(
     echo: Callable[[str], None] | None,
     backend: str,
     address: str | None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """One configuration's round robin (its agents, players and modules), outputs in ``out``."""
     specs, players, modules = config["agents"], config["players"], tuple(config["modules"])
     tasks = schedule(specs, players, games, seed, all_seatings, max_turns, modules)
     start = time.perf_counter()
-    records = run_tasks(tasks, workers, progress, backend, address)
+    records = play_saved(tasks, workers, progress, backend, address, out, resume)
     summary = summarise(specs, records)
     summary["seconds"] = time.perf_counter() - start
     summary["modules"] = list(modules)

@@ -14,7 +14,6 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from agents.checkpoint import model_bytes
 from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError
 from training.common.config import ConfigError
-from training.common.jobs import check_backend, local_pool, map_jobs, stop_pool
+from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
 from training.matches.match import MatchResult
 from training.search.batched_selfplay import selfplay_job_batched
 from training.search.config import SearchTrainConfig, to_dict
@@ -197,7 +196,7 @@ class Workers:
     count: int
     backend: str
     address: str | None
-    pool: ProcessPoolExecutor | None = None
+    pool: LocalPool | None = None  # replaces a worker that dies: a lost self-play job runs again
     ray_here: bool = False  # this run started Ray, and shuts it down
 
     @classmethod
