@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.runner import win_shares
 from training.common.jobs import job_seed
-from training.matches.match import MatchResult, play_match
+from training.matches.match import MatchResult, play_match, seated_agent
 from training.search.config import SearchTrainConfig
 from training.search.network import cached_agent
 
@@ -81,14 +81,12 @@ def match_job(job: dict[str, Any]) -> MatchResult:
     """Seat-rotated games (:func:`training.matches.match.play_match`) of a network against a network or a spec."""
     import torch
 
-    from agents import build
-
     torch.set_num_threads(1)
     cand = cached_agent(job["candidate"], job["mode"], job["seed"], **job["options"])
     if isinstance(job["opponent"], bytes):
         opp = cached_agent(job["opponent"], "az", job["seed"] + 1, **job["options"])
     else:
-        opp = build(job["opponent"], seed=job["seed"] + 1)
+        opp = seated_agent(job["opponent"], 1, job["seed"] + 1)
     return play_match(
         cand,
         opp,
