@@ -1,0 +1,201 @@
+"""Long runs survive faults: a killed worker costs only its job, and a stopped run resumes.
+
+Workers are killed with the jobs module's fault hook (``SPLENDOR_FAULT_JOBS``): the
+worker that takes job K for the first time calls ``os._exit``, as one killed by the
+kernel would, and its replacement plays the job again. Every case compares with an
+undisturbed run of the same seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from training.common.cli import CliError
+from training.common.jobs import FAULT_ENV
+from training.common.progress import JobLog, open_run
+from training.matches.evaluate import evaluate
+from training.matches.tournament import PROGRESS, run_tournament
+
+AGENTS = ["greedy", "random", "lookahead"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tables(out: Path) -> dict[str, Any]:
+    """What a tournament's tables say, without its clock, worker count and file paths."""
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("seconds", "files"):
+        summary.pop(key, None)
+    summary["settings"].pop("workers")
+    summary["settings"].pop("backend")
+    return {
+        "summary": summary,
+        "winrates": (out / "winrates.csv").read_text(),
+        "ratings": (out / "ratings.csv").read_text(),
+    }
+
+
+def tournament(out: Path, workers: int, **kwargs: Any) -> dict[str, Any]:
+    run_tournament(AGENTS, 2, 4, workers, seed=5, out=out, progress=False, echo=None, **kwargs)
+    return tables(out)
+
+
+@pytest.mark.slow
+def test_a_tournament_whose_worker_is_killed_gives_the_undisturbed_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    undisturbed = tournament(tmp_path / "plain", workers=1)
+    monkeypatch.setenv(FAULT_ENV, f"3,7:{tmp_path}")
+    assert tournament(tmp_path / "faulty", workers=2) == undisturbed
+    assert (tmp_path / "job-3").exists() and (tmp_path / "job-7").exists()  # two workers did die
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local", pytest.param("ray", id="ray-local-mode")])
+def test_an_evaluation_whose_worker_is_killed_gives_the_undisturbed_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    if backend == "ray":
+        pytest.importorskip("ray")
+    undisturbed = evaluate("greedy", ["random"], games=250, players=2, workers=1, seed=3)
+    monkeypatch.setenv(FAULT_ENV, f"1:{tmp_path}")
+    faulty = evaluate("greedy", ["random"], games=250, players=2, workers=2, seed=3, backend=backend)
+    assert faulty == undisturbed and faulty[0].games == 250
+    assert (tmp_path / "job-1").exists()
+
+
+@pytest.mark.slow
+def test_a_ray_tournament_whose_worker_is_killed_gives_the_undisturbed_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray")
+    undisturbed = tournament(tmp_path / "plain", workers=1)
+    monkeypatch.setenv(FAULT_ENV, f"0:{tmp_path}")
+    assert tournament(tmp_path / "faulty", workers=2, backend="ray") == undisturbed
+    assert (tmp_path / "job-0").exists()
+
+
+@pytest.mark.slow
+def test_an_evaluation_resumes_from_its_saved_chunks(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    whole = evaluate("greedy", ["random"], games=250, players=[2, 3], workers=1, seed=3, out=out)
+    saved = (out / "chunks.progress.jsonl").read_text().splitlines(keepends=True)
+    assert len(saved) == 6  # 3 chunks for each player count
+    (out / "chunks.progress.jsonl").write_text("".join(saved[:2]) + saved[2][:15])  # stopped mid-line
+    again = evaluate("greedy", ["random"], 250, [2, 3], workers=1, seed=3, out=out, resume=True)
+    assert again == whole
+    assert len((out / "chunks.progress.jsonl").read_text().splitlines()) == 6
+    with pytest.raises(CliError, match=r"--resume: .* was started with seed 3, not 4"):
+        evaluate("greedy", ["random"], 250, [2, 3], workers=1, seed=4, out=out, resume=True)
+
+
+@pytest.mark.slow
+def test_a_search_training_iteration_survives_a_killed_selfplay_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from training.search import config as search_config
+    from training.search.loop import search_train
+
+    def run(name: str) -> dict[str, np.ndarray]:
+        raw = {
+            "players": 2,
+            "init": "fresh",
+            "output_dir": str(tmp_path / name),
+            "iterations": 1,
+            "selfplay": {"games": 4, "sims": 8, "games_per_job": 1, "max_turns": 60},
+            "buffer": {"capacity": 4000},
+            "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
+            "gate": {"games": 2, "sims": 8},
+        }
+        search_train(search_config.from_dict(raw), workers=2, progress=False, log=lambda *_: None)
+        with np.load(tmp_path / name / "checkpoints" / "buffer.npz") as data:
+            return {key: data[key] for key in data.files}
+
+    undisturbed = run("plain")
+    monkeypatch.setenv(FAULT_ENV, f"2:{tmp_path}")
+    faulty = run("faulty")
+    assert (tmp_path / "job-2").exists()
+    assert faulty.keys() == undisturbed.keys()
+    for key in undisturbed:
+        np.testing.assert_array_equal(faulty[key], undisturbed[key])
+
+
+def command(out: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "training.tournament",
+        "--agents",
+        "greedy",
+        "mcts:sims=30",
+        "--games",
+        "10",
+        "--seed",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+        *extra,
+    ]
+
+
+@pytest.mark.slow
+def test_a_tournament_stopped_by_sigterm_resumes_playing_only_the_missing_games(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plain = tmp_path / "plain"
+    subprocess.run(command(plain), cwd=ROOT, env=env, check=True, capture_output=True)
+    out = tmp_path / "stopped"
+    run = subprocess.Popen(command(out), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    progress = out / PROGRESS
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (
+        not progress.exists() or len(progress.read_text().splitlines()) < 3
+    ):
+        time.sleep(0.05)
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(timeout=60) == 143
+    before = progress.read_text()
+    played = len(before.splitlines())
+    assert 3 <= played < 10 and not (out / "summary.json").exists()
+
+    changed = subprocess.run(
+        command(out, "--resume", "--max-turns", "50"), cwd=ROOT, env=env, capture_output=True
+    )
+    assert changed.returncode == 2
+    assert "was started with max_turns 1000, not 50" in changed.stderr.decode()
+
+    subprocess.run(command(out, "--resume"), cwd=ROOT, env=env, check=True, capture_output=True)
+    after = progress.read_text()
+    assert after.startswith(before)  # the games already played are kept, not played again
+    indexes = [json.loads(line)["job"] for line in after.splitlines()]
+    assert sorted(indexes) == list(range(10))  # each missing game played once
+    assert tables(out) == tables(plain)
+
+
+def test_a_resume_needs_a_started_run(tmp_path: Path) -> None:
+    with pytest.raises(CliError, match="has no manifest.json"):
+        open_run(tmp_path, {"seed": 1}, resume=True)
+
+
+def test_a_job_log_drops_the_line_a_kill_cut_short(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    log = JobLog(path, resume=False)
+    log.add(0, {"a": 1})
+    log.add(2, [1, 2])
+    log.close()
+    with open(path, "a") as fh:
+        fh.write('{"job": 3, "res')
+    resumed = JobLog(path, resume=True)
+    assert resumed.done == {0: {"a": 1}, 2: [1, 2]}
+    resumed.add(3, 7)
+    resumed.close()
+    assert JobLog.read(path) == {0: {"a": 1}, 2: [1, 2], 3: 7}
