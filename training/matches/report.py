@@ -8,8 +8,9 @@ played; :mod:`training.matches.tournament` plays and calls :func:`summarise`,
 :mod:`training.common.stats`.
 
 Output in a configuration's folder: ``summary.json`` (everything),
-``winrates.csv`` (pairwise matrix with intervals), ``ratings.csv`` and
-``tournament.png`` (heatmap and rating bars).
+``winrates.csv`` (pairwise matrix with intervals), ``ratings.csv``,
+``tournament.png`` (heatmap and rating bars) and ``winrates.png`` (each agent's
+win rate with its 95% interval: the plot a benchmark card draws, :func:`win_rate_panel`).
 """
 
 from __future__ import annotations
@@ -154,12 +155,18 @@ def _rating_key(r: dict[str, Any]) -> float:
 
 
 def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
-    """``summary.json``, ``winrates.csv``, ``ratings.csv`` and ``tournament.png`` in ``out``.
+    """``summary.json``, ``winrates.csv``, ``ratings.csv``, ``tournament.png`` and ``winrates.png`` in ``out``.
 
     CSV numbers are fixed-point (rates and intervals 4 decimals, Elo 1, OpenSkill 3).
     """
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "summary.json", out / "winrates.csv", out / "ratings.csv", out / "tournament.png"]
+    paths = [
+        out / "summary.json",
+        out / "winrates.csv",
+        out / "ratings.csv",
+        out / "tournament.png",
+        out / "winrates.png",
+    ]
     paths[0].write_text(json.dumps(summary, indent=2), encoding="utf-8")
     with open(paths[1], "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -193,6 +200,7 @@ def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
                 vals += [clean_number(x, 3) for x in (o["mu"], o["sigma"], o["ordinal"], *o["ci95"])]
             w.writerow(vals)
     plot(summary, paths[3])
+    save_figure(win_rate_figure(summary), paths[4])
     return paths
 
 
@@ -241,11 +249,77 @@ def figure(summary: dict[str, Any]) -> Any:
 
 def plot(summary: dict[str, Any], path: Path) -> None:
     """Write :func:`figure` as a PNG."""
+    save_figure(figure(summary), path)
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """Write a matplotlib figure as a PNG and free it."""
     import matplotlib.pyplot as plt
 
-    fig = figure(summary)
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-__all__ = ["figure", "format_tables", "plot", "summarise", "write_outputs"]
+def win_rate_panel(
+    ax: Any,
+    labels: Sequence[str],
+    rates: Sequence[float | None],
+    intervals: Sequence[Sequence[float | None]],
+    title: str,
+    even: float | None = None,
+) -> None:
+    """Horizontal bars of win rates (percent) with their 95% intervals, one row per label.
+
+    Why shared: a tournament (each agent's win rate) and a benchmark card (the candidate's against
+    each reference) draw the same picture, so they read the same way. ``even`` is the win rate of
+    an equal match (1/players), drawn dashed. A row without games is left empty.
+    """
+    y = np.arange(len(labels))
+    vals = np.array([np.nan if r is None else 100.0 * r for r in rates])
+    lows = np.array([np.nan if lo is None else 100.0 * lo for lo, _ in intervals])
+    highs = np.array([np.nan if hi is None else 100.0 * hi for _, hi in intervals])
+    err = np.nan_to_num(np.vstack([vals - lows, highs - vals]))
+    ax.barh(y, np.nan_to_num(vals), xerr=err, capsize=4, color="tab:green", alpha=0.8)
+    for i, v in enumerate(vals):
+        if not np.isnan(v):
+            ax.text(min(v, 100.0) + 1, i, f"{v:.0f}%", va="center", fontsize=8)
+    if even is not None:
+        ax.axvline(100.0 * even, color="grey", ls="--", lw=0.8)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("win rate (%), 95% Wilson interval")
+    ax.set_title(title, fontsize=10)
+
+
+def win_rate_figure(summary: dict[str, Any]) -> Any:
+    """Each agent's win rate over all its games, with its 95% Wilson interval (:func:`win_rate_panel`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summary["ratings"]
+    fig, ax = plt.subplots(figsize=(6.5, 1.5 + 0.4 * len(rows)))
+    win_rate_panel(
+        ax,
+        [r["agent"] for r in rows],
+        [r["win_rate"] for r in rows],
+        [r["ci95"] for r in rows],
+        f"{summary['players']}-player tournament, {summary['games']} games: win rate",
+        even=1.0 / summary["players"],
+    )
+    fig.tight_layout()
+    return fig
+
+
+__all__ = [
+    "figure",
+    "format_tables",
+    "plot",
+    "save_figure",
+    "summarise",
+    "win_rate_figure",
+    "win_rate_panel",
+    "write_outputs",
+]

@@ -1,0 +1,137 @@
+"""Benchmark cards: the rating fit on the fixed scale, the card's files, the command, the shared plot."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from training.benchmark import main as benchmark_main
+from training.common.cli import run_cli
+from training.matches import benchmark as bm
+from training.matches.report import win_rate_figure
+from training.matches.tournament import run_tournament
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_protocol_is_pinned_to_its_version() -> None:
+    """Changing the protocol changes every card's meaning: bump its version and this digest together."""
+    text = json.dumps(bm.PROTOCOL, sort_keys=True)
+    assert bm.PROTOCOL["version"] == 1
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "e1fa188293a7afcf"
+
+
+def test_win_chance_is_elo_with_two_players_and_luce_with_more() -> None:
+    assert bm.p_first(1500, 1500, 2) == pytest.approx(0.5)
+    assert bm.p_first(1900, 1500, 2) == pytest.approx(1 / (1 + 10 ** (-1)))
+    assert bm.p_first(1500, 1500, 3) == pytest.approx(1 / 3)
+    assert bm.p_first(1500, 1500, 4) == pytest.approx(1 / 4)
+
+
+def test_rating_fit_recovers_the_anchor_of_an_even_record() -> None:
+    elo, (lo, hi) = bm.fit_rating([(1326.0, 50, 100, 2)])
+    assert elo == pytest.approx(1326, abs=0.5) and lo < elo < hi
+    elo3, _ = bm.fit_rating([(1326.0, 40, 120, 3)], prior=0)  # a third of 3-player games: even
+    assert elo3 == pytest.approx(1326, abs=0.5)
+    # a 76% record against one anchor is about +200 Elo; more games, a narrower interval
+    elo, (lo, hi) = bm.fit_rating([(1500.0, 76, 100, 2)], prior=0)
+    assert elo == pytest.approx(1500 + 400 * math.log10(76 / 24), abs=0.5)
+    _, (lo2, hi2) = bm.fit_rating([(1500.0, 760, 1000, 2)], prior=0)
+    assert hi2 - lo2 < (hi - lo) / 2
+
+
+def test_rating_fit_stays_finite_and_ordered() -> None:
+    perfect, (lo, hi) = bm.fit_rating([(624.0, 20, 20, 2), (1326.0, 20, 20, 2)])
+    assert 1326 < perfect < 3000 and lo < perfect < hi < 6000
+    weaker, _ = bm.fit_rating([(624.0, 20, 20, 2), (1326.0, 10, 20, 2)])
+    assert weaker < perfect
+    with pytest.raises(ValueError, match="at least one result"):
+        bm.fit_rating([])
+
+
+@pytest.fixture
+def small_protocol(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Two cheap references, two configurations and 4 games: the protocol's shape at a test's cost."""
+    monkeypatch.setitem(bm.PROTOCOL, "references", {"random": 624.0, "greedy": 1326.0})
+    monkeypatch.setitem(bm.PROTOCOL, "configs", [[2, []], [2, ["cities"]]])
+    monkeypatch.setitem(bm.PROTOCOL, "games", {"full": 6, "quick": 4})
+    return bm.PROTOCOL
+
+
+def test_card_files_say_what_was_played(small_protocol: dict, tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    lines: list[str] = []
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lines.append)
+    assert [c["config"] for c in card["configs"]] == ["2p base", "2p cities"]
+    base = card["configs"][0]
+    assert [r["reference"] for r in base["results"]] == ["random", "greedy"]
+    assert all(r["games"] == 4 for r in base["results"]) and card["cost"]["games"] == 16
+    assert base["results"][0]["ci95"][0] <= base["results"][0]["win_rate"] <= base["results"][0]["ci95"][1]
+    assert card["rating"]["elo"] == base["elo"] and card["kind"] == "quick"
+    saved = json.loads((out / "card.json").read_text())
+    assert saved["spec"] == "greedy" and saved["protocol"]["version"] == 1
+    text = (out / "card.md").read_text()
+    assert text.startswith("# Benchmark card: `greedy`") and "| `random` | 624 | 4 |" in text
+    assert "commit" in text and "games in" in text  # where and at what cost
+    assert (out / "card.png").read_bytes()[:8] == PNG
+    assert lines[0].startswith("2p base: Elo ") and lines[-1] == f"wrote {out / 'card.png'}"
+
+
+def test_a_base_game_agent_skips_the_module_games_and_says_why(small_protocol: dict, tmp_path: Path) -> None:
+    card = bm.make_card("lookahead", quick=True, echo=None)
+    assert [c["config"] for c in card["configs"]] == ["2p base"]
+    assert "plays only the base game" in card["skipped"]["2p cities"]
+    assert "## Not played" in bm.card_markdown(card)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nosuch"], "unknown agent spec 'nosuch'"),
+        (["nosuch.mod:Agent"], "no module named 'nosuch.mod'"),
+        (["missing/model.zip"], "SPEC: "),
+        (["greedy", "--workers", "0"], "--workers must be an integer >= 1"),
+        (["greedy", "--address", "auto"], "--address is only used with --backend ray"),
+    ],
+)
+def test_command_refuses_bad_input_in_one_line(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(benchmark_main, [*argv, "--out", str(tmp_path / "card")], prog="benchmark") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("benchmark: error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "card").exists()
+
+
+def test_out_must_be_a_folder(
+    small_protocol: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    assert run_cli(benchmark_main, ["greedy", "--quick", "--out", str(target)], prog="benchmark") == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_tournament_writes_the_card_s_win_rate_plot(tmp_path: Path) -> None:
+    summary = run_tournament(["random", "greedy"], games=4, progress=False, echo=None, out=tmp_path)
+    assert (tmp_path / "winrates.png").read_bytes()[:8] == PNG
+    fig = win_rate_figure(summary)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["random", "greedy"]
+    assert any(type(c).__name__ == "ErrorbarContainer" for c in ax.containers)
+    widths = [p.get_width() for p in ax.patches]
+    assert widths == pytest.approx([100 * r["win_rate"] for r in summary["ratings"]])
+
+
+@pytest.mark.slow
+def test_quick_card_of_a_shipped_policy(tmp_path: Path) -> None:
+    """The real protocol: a 2-player base policy's quick card (about a minute on 2 cores)."""
+    assert benchmark_main(["ppo:ppo_2p", "--quick", "--out", str(tmp_path), "--workers", "2"]) is None
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert [c["config"] for c in card["configs"]] == ["2p base"]
+    assert [r["reference"] for r in card["configs"][0]["results"]] == list(bm.PROTOCOL["references"])
+    assert 1326 < card["rating"]["elo"] < 2021  # between greedy's and az's anchors

@@ -1,0 +1,45 @@
+"""A benchmark card: one agent spec against fixed reference agents, rated on a fixed scale.
+
+    python -m training.benchmark SPEC [--quick] [--out DIR] [--workers 2] [--backend ray [--address auto]]
+
+SPEC is any agent spec (``ppo:PATH``, ``az:PATH``, ``mcts:sims=800``, ``package.module:Class``).
+It plays the versioned protocol of :mod:`training.matches.benchmark` in every game it supports
+(2, 3 and 4 players; the base game and all four modules) and writes ``card.json``, ``card.md``
+and ``card.png`` into ``--out``. How to read a card: docs/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from training.common.cli import CliError, run_cli
+from training.common.jobs import BACKENDS, check_backend
+from training.matches.benchmark import run_benchmark
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m training.benchmark",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("spec", metavar="SPEC", help="the agent to benchmark: an agent spec or a model .zip")
+    ap.add_argument("--quick", action="store_true", help="50 games per reference and game instead of 200")
+    ap.add_argument("--out", default="results/card", help="folder of card.json, card.md, card.png")
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
+    ap.add_argument(
+        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
+    )
+    args = ap.parse_args(argv)
+    check_backend(args.backend, args.address, args.workers)
+    if not args.spec.strip():
+        raise CliError("SPEC must not be empty")
+    run_benchmark(args.spec, Path(args.out), args.quick, args.workers, args.backend, args.address)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main, prog="python -m training.benchmark"))

@@ -1,0 +1,363 @@
+"""A benchmark card: one agent spec played through a fixed, versioned protocol, with a rating on a fixed scale.
+
+Why a fixed protocol: a policy's strength is only comparable when the opponents, their budgets,
+the deals and the scoring are the same. :data:`PROTOCOL` fixes them (and carries a version, so a
+change is visible on every card): the reference agents at fixed budgets, the deal seed, the game
+configurations (2, 3 and 4 players, the base game and all four modules), and each reference's
+anchor rating. The games are played by :func:`training.matches.evaluate.evaluate` (seat-rotated,
+chunk-seeded: the same results for any number of workers and on either backend).
+
+The rating: each reference keeps its anchor Elo (measured once, in the 2-player base round
+robin of all agents, and frozen); the candidate's Elo is the one value that best explains its
+scores against them, under the model that a seat beats ``n - 1`` copies of an opponent with
+probability ``q / (q + (n - 1) q_opp)`` (Elo with two players, Luce's choice model with more).
+Cards made on different days therefore share one scale. How to read a card: docs/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from agents.checkpoint import model_zip_problem
+from splendor_env.layout import MODULE_NAMES
+from training.common.cli import CliError
+from training.common.games import config_label, plays
+from training.common.stats import Z95
+from training.matches.evaluate import CANDIDATE, candidate_spec, evaluate, model_path
+from training.matches.match import MatchResult, seated_agent
+from training.matches.report import save_figure, win_rate_panel
+
+#: The protocol every card is played under. Change anything here and bump ``version``.
+PROTOCOL: dict[str, Any] = {
+    "version": 1,
+    # reference spec -> anchor Elo. Measured 2026-11-24 (commit 8850274) in the 2-player base round
+    # robin of every agent, 100 games per pair (docs/results/ladder.md), and frozen: the scale of
+    # every card. `random` won no game there, so its anchor is only a floor.
+    "references": {
+        "random": 624.0,
+        "greedy": 1326.0,
+        "lookahead": 1630.0,
+        "mcts:sims=400": 1699.0,
+        "az:sims=1000": 2021.0,
+    },
+    "configs": [
+        [2, []],
+        [3, []],
+        [4, []],
+        [2, list(MODULE_NAMES)],
+        [3, list(MODULE_NAMES)],
+        [4, list(MODULE_NAMES)],
+    ],
+    "games": {"full": 200, "quick": 50},  # per reference and configuration, seat-rotated
+    "seed": 20261127,  # the deals: every card plays the same ones
+    "deterministic": True,  # a PPO candidate plays its argmax move
+    "prior": 0.5,  # wins added each way per reference in the rating fit, so a perfect record stays finite
+}
+
+
+def p_first(rating: float, anchor: float, players: int) -> float:
+    """The chance that a seat rated ``rating`` beats ``players - 1`` copies of one rated ``anchor``."""
+    return 1.0 / (1.0 + (players - 1) * 10.0 ** ((anchor - rating) / 400.0))
+
+
+def _loglik(rating: float, rows: Sequence[tuple[float, float, float, int]], prior: float) -> float:
+    total = 0.0
+    for anchor, score, games, n in rows:
+        p = min(max(p_first(rating, anchor, n), 1e-300), 1 - 1e-16)
+        total += (score + prior) * math.log(p) + (games - score + prior) * math.log(1 - p)
+    return total
+
+
+def _root(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """Bisection for the sign change of a decreasing ``f`` on ``[lo, hi]`` (clipped to the ends)."""
+    if f(lo) <= 0:
+        return lo
+    if f(hi) >= 0:
+        return hi
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def fit_rating(
+    rows: Sequence[tuple[float, float, float, int]], prior: float = 0.5
+) -> tuple[float, tuple[float, float]]:
+    """The candidate's Elo and its 95% likelihood-ratio interval from ``(anchor, score, games, players)`` rows.
+
+    Maximum likelihood of :func:`p_first` with the anchors held fixed, ``prior`` wins added each
+    way per row; the interval is where twice the log-likelihood drop stays below 3.84 (chi-square,
+    one degree of freedom), so it is asymmetric where the record is lopsided.
+    """
+    if not rows:
+        raise ValueError("fit_rating needs at least one result")
+    lo, hi = -2000.0, 6000.0
+
+    def slope(r: float) -> float:
+        return sum((s + prior) - (g + 2 * prior) * p_first(r, a, n) for a, s, g, n in rows)
+
+    best = _root(slope, lo, hi)
+    top = _loglik(best, rows, prior)
+    cut = Z95**2 / 2
+
+    def above(r: float) -> float:
+        return _loglik(r, rows, prior) - (top - cut)
+
+    low = _root(lambda r: -above(r), lo, best)
+    high = _root(above, best, hi)
+    return best, (low, high)
+
+
+def card_configs(spec: str) -> tuple[list[tuple[int, tuple[str, ...]]], dict[str, str]]:
+    """The protocol's configurations ``spec`` plays, and why it skips each other one."""
+    name, options = candidate_spec(spec, PROTOCOL["deterministic"])
+    agent = seated_agent(name, CANDIDATE, **options)
+    keep, skipped = [], {}
+    for n, mods in PROTOCOL["configs"]:
+        reason = plays(agent, spec, n, tuple(mods))
+        if reason is None:
+            keep.append((n, tuple(mods)))
+        else:
+            skipped[config_label(n, mods)] = reason
+    return keep, skipped
+
+
+def config_rows(results: Sequence[MatchResult], players: int) -> list[dict[str, Any]]:
+    """One row per reference played: its anchor, the games, score, win rate and 95% Wilson interval."""
+    rows = []
+    for r in results:
+        lo, hi = r.ci
+        rows.append(
+            {
+                "reference": r.opponent,
+                "anchor_elo": PROTOCOL["references"][r.opponent],
+                "games": r.games,
+                "score": r.score,
+                "win_rate": r.win_rate,
+                "ci95": [lo, hi],
+                "even": 1.0 / players,
+            }
+        )
+    return rows
+
+
+def where_made() -> dict[str, str]:
+    """Date (UTC), commit and machine, so a card says when and where it was measured."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    return {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit or "unknown",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}, Python {platform.python_version()}",
+    }
+
+
+def make_card(
+    spec: str,
+    quick: bool = False,
+    workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    echo: Callable[[str], None] | None = print,
+) -> dict[str, Any]:
+    """Play ``spec`` through :data:`PROTOCOL` (``quick``: fewer games) and return the card as a dict."""
+    path = model_path(spec)
+    problem = model_zip_problem(path) if path is not None else None
+    if problem:
+        raise CliError(f"SPEC: {problem}")
+    configs, skipped = card_configs(spec)
+    if not configs:
+        raise CliError(f"SPEC {spec!r} plays none of the protocol's games: " + "; ".join(skipped.values()))
+    games = PROTOCOL["games"]["quick" if quick else "full"]
+    refs = list(PROTOCOL["references"])
+    out: list[dict[str, Any]] = []
+    t0, c0 = time.perf_counter(), time.process_time()
+    for n, mods in configs:
+        t1 = time.perf_counter()
+        results = evaluate(
+            spec,
+            refs,
+            games,
+            [n],
+            workers,
+            PROTOCOL["seed"],
+            PROTOCOL["deterministic"],
+            backend,
+            address,
+            mods,
+        )
+        rows = config_rows(results, n)
+        elo, (lo, hi) = fit_rating(
+            [(r["anchor_elo"], r["score"], r["games"], n) for r in rows], PROTOCOL["prior"]
+        )
+        played = {r["reference"] for r in rows}
+        entry = {
+            "config": config_label(n, mods),
+            "players": n,
+            "modules": list(mods),
+            "results": rows,
+            "sat_out": [ref for ref in refs if ref not in played],
+            "elo": elo,
+            "elo_ci95": [lo, hi],
+            "wall_s": time.perf_counter() - t1,
+        }
+        out.append(entry)
+        if echo is not None:
+            echo(f"{entry['config']}: Elo {elo:.0f} [{lo:.0f}, {hi:.0f}] ({entry['wall_s']:.0f} s)")
+    return {
+        "spec": spec,
+        "protocol": PROTOCOL,
+        "kind": "quick" if quick else "full",
+        "games_per_reference": games,
+        "configs": out,
+        "skipped": skipped,
+        "rating": {"config": out[0]["config"], "elo": out[0]["elo"], "elo_ci95": out[0]["elo_ci95"]},
+        "cost": {
+            "games": sum(r["games"] for c in out for r in c["results"]),
+            "wall_s": time.perf_counter() - t0,
+            "cpu_s_this_process": time.process_time() - c0,
+            "workers": workers,
+            "backend": backend,
+        },
+        "made": where_made(),
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    """The card as a Markdown page: the rating, per configuration a table of the references, the cost."""
+    made, cost, rating = card["made"], card["cost"], card["rating"]
+    lo, hi = rating["elo_ci95"]
+    lines = [
+        f"# Benchmark card: `{card['spec']}`",
+        "",
+        f"**Elo {rating['elo']:.0f}** [95%: {lo:.0f}, {hi:.0f}] in {rating['config']}, on the fixed scale of "
+        f"protocol {card['protocol']['version']} ({card['kind']} card, {card['games_per_reference']} games "
+        "per reference and configuration, seat-rotated, fixed deals).",
+        "",
+        f"Made {made['date']}, commit {made['commit']}, on {made['machine']}; "
+        f"{cost['games']} games in {cost['wall_s']:.0f} s with {cost['workers']} worker(s) ({cost['backend']}).",
+    ]
+    for c in card["configs"]:
+        lo, hi = c["elo_ci95"]
+        lines += [
+            "",
+            f"## {c['config']}: Elo {c['elo']:.0f} [{lo:.0f}, {hi:.0f}]",
+            "",
+            f"Win rate of an equal match: {_pct(1 / c['players'])}%.",
+            "",
+            "| reference | anchor Elo | games | win % | 95% interval |",
+            "|---|---|---|---|---|",
+        ]
+        for r in c["results"]:
+            lines.append(
+                f"| `{r['reference']}` | {r['anchor_elo']:.0f} | {r['games']} | {_pct(r['win_rate'])} | "
+                f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])} |"
+            )
+        if c["sat_out"]:
+            lines += [
+                "",
+                "Sat out (cannot play this game): " + ", ".join(f"`{s}`" for s in c["sat_out"]) + ".",
+            ]
+    if card["skipped"]:
+        lines += ["", "## Not played", ""]
+        lines += [f"- {k}: {v}" for k, v in card["skipped"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def card_figure(card: dict[str, Any]) -> Any:
+    """Win rate against each reference per configuration (:func:`~training.matches.report.win_rate_panel`)
+    and the Elo of each configuration among the references' anchors."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = card["configs"]
+    k = len(configs)
+    fig, axes = plt.subplots(1, k + 1, figsize=(4.2 * (k + 1), 3.2), squeeze=False)
+    for ax, c in zip(axes[0], configs, strict=False):
+        rows = c["results"]
+        win_rate_panel(
+            ax,
+            [r["reference"] for r in rows],
+            [r["win_rate"] for r in rows],
+            [r["ci95"] for r in rows],
+            f"{c['config']}: win rate vs reference",
+            even=1.0 / c["players"],
+        )
+    ax = axes[0][k]
+    for ref, anchor in card["protocol"]["references"].items():
+        ax.axhline(anchor, color="grey", lw=0.6)
+        ax.text(-0.45, anchor, ref, fontsize=7, va="bottom", ha="left", color="grey")
+    elos = [c["elo"] for c in configs]
+    err = [[c["elo"] - c["elo_ci95"][0] for c in configs], [c["elo_ci95"][1] - c["elo"] for c in configs]]
+    ax.errorbar(range(k), elos, yerr=err, fmt="o", capsize=4, color="tab:blue")
+    ax.set_xticks(range(k), [c["config"] for c in configs], rotation=30, ha="right")
+    ax.set_xlim(-0.5, k - 0.5)
+    ax.set_title(f"Elo, protocol {card['protocol']['version']} scale (95%)", fontsize=10)
+    fig.suptitle(f"{card['spec']}: {card['kind']} benchmark card")
+    fig.tight_layout()
+    return fig
+
+
+def write_card(card: dict[str, Any], out: Path) -> list[Path]:
+    """``card.json``, ``card.md`` and ``card.png`` in ``out`` (made if missing)."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "card.json", out / "card.md", out / "card.png"]
+    paths[0].write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    paths[1].write_text(card_markdown(card), encoding="utf-8")
+    save_figure(card_figure(card), paths[2])
+    return paths
+
+
+def run_benchmark(
+    spec: str,
+    out: Path,
+    quick: bool = False,
+    workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does."""
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {str(out)!r} exists and is not a folder")
+    card = make_card(spec, quick, workers, backend, address, echo)
+    for path in write_card(card, out):
+        echo(f"wrote {path}")
+    return card
+
+
+__all__ = [
+    "PROTOCOL",
+    "card_configs",
+    "card_figure",
+    "card_markdown",
+    "fit_rating",
+    "make_card",
+    "p_first",
+    "run_benchmark",
+    "where_made",
+    "write_card",
+]
