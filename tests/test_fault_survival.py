@@ -199,3 +199,21 @@ def test_a_job_log_drops_the_line_a_kill_cut_short(tmp_path: Path) -> None:
     resumed.add(3, 7)
     resumed.close()
     assert JobLog.read(path) == {0: {"a": 1}, 2: [1, 2], 3: 7}
+
+
+def test_resume_without_a_run_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training.common.cli import run_cli
+    from training.evaluate import main as evaluate_main
+    from training.tournament import main as tournament_main
+
+    assert run_cli(evaluate_main, ["greedy", "--opponents", "random", "--resume"], prog="evaluate") == 2
+    assert (
+        capsys.readouterr().err
+        == "evaluate: error: --resume needs --out, the folder of the evaluation to resume\n"
+    )
+    argv = ["--agents", "random", "greedy", "--out", str(tmp_path / "new"), "--resume", "--no-progress"]
+    assert run_cli(tournament_main, argv, prog="tournament") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tournament: error: --resume: ") and err.endswith(
+        "has no manifest.json (no run was started there)\n"
+    )
