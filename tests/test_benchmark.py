@@ -76,7 +76,7 @@ def test_card_files_say_what_was_played(small_protocol: dict, tmp_path: Path) ->
     assert saved["spec"] == "greedy" and saved["protocol"]["version"] == 1
     text = (out / "card.md").read_text()
     assert text.startswith("# Benchmark card: `greedy`") and "| `random` | 624 | 4 |" in text
-    assert "commit" in text and "games in" in text  # where and at what cost
+    assert "commit" in text and "16 games in" in text and "s CPU" in text  # where and at what cost
     assert (out / "card.png").read_bytes()[:8] == PNG
     assert lines[0].startswith("2p base: Elo ") and lines[-1] == f"wrote {out / 'card.png'}"
 

@@ -150,6 +150,16 @@ def config_rows(results: Sequence[MatchResult], players: int) -> list[dict[str, 
     return rows
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its child processes that have ended (a local pool's workers)."""
+    try:
+        import resource
+    except ImportError:  # Windows: this process only
+        return time.process_time()
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def where_made() -> dict[str, str]:
     """Date (UTC), commit and machine, so a card says when and where it was measured."""
     try:
@@ -188,7 +198,7 @@ def make_card(
     games = PROTOCOL["games"]["quick" if quick else "full"]
     refs = list(PROTOCOL["references"])
     out: list[dict[str, Any]] = []
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     for n, mods in configs:
         t1 = time.perf_counter()
         results = evaluate(
@@ -232,7 +242,7 @@ def make_card(
         "cost": {
             "games": sum(r["games"] for c in out for r in c["results"]),
             "wall_s": time.perf_counter() - t0,
-            "cpu_s_this_process": time.process_time() - c0,
+            "cpu_s": cpu_seconds() - c0,  # this process and its finished local workers (not Ray's)
             "workers": workers,
             "backend": backend,
         },
@@ -255,8 +265,9 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"protocol {card['protocol']['version']} ({card['kind']} card, {card['games_per_reference']} games "
         "per reference and configuration, seat-rotated, fixed deals).",
         "",
-        f"Made {made['date']}, commit {made['commit']}, on {made['machine']}; "
-        f"{cost['games']} games in {cost['wall_s']:.0f} s with {cost['workers']} worker(s) ({cost['backend']}).",
+        f"Made {made['date']}, commit {made['commit']}, on {made['machine']}. "
+        f"Cost: {cost['games']} games in {cost['wall_s']:.0f} s wall, {cost['cpu_s']:.0f} s CPU, "
+        f"{cost['workers']} worker(s) ({cost['backend']}).",
     ]
     for c in card["configs"]:
         lo, hi = c["elo_ci95"]

@@ -282,7 +282,7 @@ def win_rate_panel(
     ax.barh(y, np.nan_to_num(vals), xerr=err, capsize=4, color="tab:green", alpha=0.8)
     for i, v in enumerate(vals):
         if not np.isnan(v):
-            ax.text(min(v, 100.0) + 1, i, f"{v:.0f}%", va="center", fontsize=8)
+            ax.text(1, i, f"{v:.0f}%", va="center", fontsize=8)
     if even is not None:
         ax.axvline(100.0 * even, color="grey", ls="--", lw=0.8)
     ax.set_yticks(y, labels)
