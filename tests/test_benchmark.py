@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shlex
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,67 @@ def test_quick_card_of_a_shipped_policy(tmp_path: Path) -> None:
     assert [c["config"] for c in card["configs"]] == ["2p base"]
     assert [r["reference"] for r in card["configs"][0]["results"]] == list(bm.PROTOCOL["references"])
     assert 1326 < card["rating"]["elo"] < 2021  # between greedy's and az's anchors
+
+
+def printed_command(text: str) -> list[str]:
+    """The arguments of the ``benchmark it: python -m training.benchmark ...`` line a run printed."""
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("benchmark it: ")]
+    head, _, args = line.partition("python -m training.benchmark ")
+    assert head == "benchmark it: "
+    return shlex.split(args)
+
+
+@pytest.mark.slow
+def test_training_ends_with_the_command_that_benchmarks_its_model(
+    small_protocol: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("sb3_contrib")
+    from training.ppo import config as ppo_config
+    from training.ppo.loop import train
+
+    raw = {
+        "n_envs": 4,
+        "total_timesteps": 10_000_000,
+        "max_wall_minutes": 1e-4,  # stops after its first update
+        "output_dir": str(tmp_path / "run"),
+        "torch_threads": 1,
+        "network": {"net_arch": [16]},
+        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1},
+        "opponents": {"pool": [{"spec": "random"}]},
+        "eval": {"every": 0, "games": 2, "opponents": ["random"]},
+    }
+    train(ppo_config.from_dict(raw), progress_bar=False)
+    argv = printed_command(capsys.readouterr().out)
+    assert argv == [
+        f"ppo:{tmp_path / 'run' / 'final.zip'}",
+        "--quick",
+        "--out",
+        str(tmp_path / "run" / "card"),
+    ]
+    assert benchmark_main(argv) is None  # the printed command runs as printed
+    assert json.loads((tmp_path / "run" / "card" / "card.json").read_text())["spec"] == argv[0]
+
+
+@pytest.mark.slow
+def test_search_training_ends_with_the_command_that_benchmarks_its_model(
+    small_protocol: dict, tmp_path: Path
+) -> None:
+    from training.search import config as search_config
+    from training.search.loop import search_train
+
+    raw = {
+        "players": 2,
+        "init": "fresh",
+        "output_dir": str(tmp_path / "run"),
+        "iterations": 1,
+        "selfplay": {"games": 2, "sims": 8, "games_per_job": 1, "max_turns": 60},
+        "buffer": {"capacity": 4000},
+        "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
+        "gate": {"games": 2, "sims": 8},
+        "eval": {"every": 0, "games": 2, "sims": 8, "opponents": ["greedy"], "modes": ["ppo"]},
+    }
+    lines: list[str] = []
+    search_train(search_config.from_dict(raw), progress=False, log=lambda *a: lines.append(" ".join(a)))
+    argv = printed_command("\n".join(lines))
+    assert argv[0] == f"az:{tmp_path / 'run' / 'best.zip'}" and argv[1:3] == ["--quick", "--out"]
+    assert benchmark_main([*argv, "--workers", "1"]) is None
