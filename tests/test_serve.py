@@ -19,28 +19,54 @@ import pytest
 import agents
 from agents import runner
 from splendor_env.records import replay, write_records
-from tests.helpers.app_server import app_server, call
+from tests.helpers.app_server import app_server, call, events
+
+#: Each test game's seat tokens, by game id (the page keeps them the same way).
+TOKENS: dict[str, list[str]] = {}
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with app_server() as base:
+def records_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("records")
+
+
+@pytest.fixture(scope="module")
+def url(records_dir: Path) -> Iterator[str]:
+    with app_server(records_dir=records_dir) as base:
         yield base
+
+
+def settled(url: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The game once the agents have moved (a human on move, or over), heard on the live stream."""
+    if (
+        not view["human_seats"]
+        or view["over"]
+        or (view["seat_on_move"] in view["my_seats"] and view["legal"])
+    ):
+        return view
+    return events(url, view["game_id"], TOKENS[view["game_id"]], until=lambda v: v["over"] or v["legal"])
 
 
 def new_game(url: str, **body: Any) -> dict[str, Any]:
     status, view = call(url, "POST", "/api/games", body)
     assert status == 201, view
-    return view
+    TOKENS[view["game_id"]] = list(view.pop("tokens").values())
+    return settled(url, view)
 
 
-def move(url: str, view: dict[str, Any], action: int, shown: int | None = None) -> tuple[int, Any]:
-    body = {"action": action, "move": view["move"] if shown is None else shown}
-    return call(url, "POST", f"/api/games/{view['game_id']}/move", body)
+def move(url: str, view: dict[str, Any], action: Any, shown: int | None = None) -> tuple[int, Any]:
+    """Post a human move; on success the answer is the game once the agents have answered it."""
+    body = {
+        "action": action,
+        "move": view["move"] if shown is None else shown,
+        "tokens": TOKENS[view["game_id"]],
+    }
+    status, after = call(url, "POST", f"/api/games/{view['game_id']}/move", body)
+    return status, settled(url, after) if status == 200 else after
 
 
 def get(url: str, game_id: str) -> dict[str, Any]:
-    status, view = call(url, "GET", f"/api/games/{game_id}")
+    status, view = call(url, "GET", f"/api/games/{game_id}?tokens={','.join(TOKENS.get(game_id, []))}")
     assert status == 200, view
     return view
 
@@ -68,7 +94,7 @@ def test_the_page_and_the_specs_are_served(url: str) -> None:
 
 def test_a_whole_two_player_game_is_played_by_posting_moves(url: str) -> None:
     view = new_game(url, agents=["human", "greedy"], seed=3)
-    assert view["human_seat"] == 0 and view["seat_on_move"] == 0 and view["svg"].startswith("<svg")
+    assert view["human_seats"] == [0] and view["seat_on_move"] == 0 and view["svg"].startswith("<svg")
     posted = 0
     while not view["over"]:
         assert view["seat_on_move"] == 0 and view["legal"], view  # the greedy seat moved on the server
@@ -116,7 +142,7 @@ def test_a_stale_move_is_refused(url: str) -> None:
     [
         ({"agents": ["human", "grredy"]}, "unknown agent spec 'grredy'"),
         ({"agents": ["human"]}, "2 to 4 seats"),
-        ({"agents": ["human", "human"]}, "at most one seat"),
+        ({"agents": ["human:x", "greedy"]}, "'human' takes no options"),
         ({"agents": ["human", "greedy"], "modules": ["citys"]}, "unknown module"),
         ({"agents": ["human", "mcts:sims=-3"]}, "seat 1"),
         ({"agents": "greedy"}, "list of spec strings"),
@@ -170,7 +196,7 @@ def test_two_games_are_kept_apart(url: str) -> None:
 
 def test_watch_mode_advances_one_agent_move_at_a_time(url: str) -> None:
     view = new_game(url, agents=["greedy", "random", "greedy"], modules=["cities", "orient"], seed=2)
-    assert view["human_seat"] is None and view["legal"] == [] and view["move"] == 0
+    assert view["human_seats"] == [] and view["legal"] == [] and view["move"] == 0
     while not view["over"]:
         status, after = call(url, "POST", f"/api/games/{view['game_id']}/advance", {"move": view["move"]})
         assert status == 200 and after["move"] == view["move"] + 1, after
@@ -180,11 +206,11 @@ def test_watch_mode_advances_one_agent_move_at_a_time(url: str) -> None:
     assert status == 409 and "stale" in error["error"]
 
 
-def test_a_record_is_stepped_through_and_continued(url: str, tmp_path: Path) -> None:
-    path = a_record(tmp_path)
+def test_a_record_is_stepped_through_and_continued(url: str, records_dir: Path) -> None:
+    path = a_record(records_dir)
     record = json.loads(path.read_text())
     specs = record["agents"]
-    status, info = call(url, "POST", "/api/records", {"path": str(path)})
+    status, info = call(url, "POST", "/api/records", {"path": path.name})
     assert status == 200, info
     n = len(record["actions"])
     assert len(info["moves"]) == n and info["move"] == n and info["over"] and info["records"] == 1
@@ -200,6 +226,8 @@ def test_a_record_is_stepped_through_and_continued(url: str, tmp_path: Path) -> 
     body = {"move": 10, "agents": ["greedy", "human"]}
     status, game = call(url, "POST", f"/api/replays/{info['replay_id']}/continue", body)
     assert status == 201, game
+    TOKENS[game["game_id"]] = list(game.pop("tokens").values())
+    game = settled(url, game)
     assert game["move"] >= 10 and game["seat_on_move"] == 1 and game["agents"] == ["greedy", "human"]
     status, game = move(url, game, game["legal"][0]["id"])
     assert status == 200
@@ -234,7 +262,7 @@ def test_a_record_is_stepped_through_and_continued(url: str, tmp_path: Path) -> 
         ({"record": {"num_players": 2, "seed": 1, "actions": ["x"]}}, "'actions'"),
         ({"record": [1, 2]}, "JSON object"),
         ({"text": '{"num_players": 2, "seed": 1, "actions": []}\n', "index": 3}, "out of range"),
-        ({"path": "/nonexistent/games.jsonl"}, "cannot read"),
+        ({"path": "missing.jsonl"}, "no records file 'missing.jsonl'"),
         ({}, "give a record"),
     ],
 )

@@ -119,7 +119,9 @@ def play_by_clicking(page: Any, rng: random.Random) -> int:
     """Click moves until the game ends: a purchase when there is one, else any move; returns the clicks."""
     clicks = 0
     while not over(page):
-        page.wait_for_selector("#moves button")
+        page.wait_for_selector("#moves button:not([disabled]), #status[data-over=true]")
+        if over(page):
+            break
         texts = page.locator("#moves button").all_inner_texts()
         buys = [i for i, t in enumerate(texts) if t.startswith("buy")]
         choice = buys[0] if buys else rng.randrange(len(texts))
@@ -190,7 +192,7 @@ def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:
         int(a) for a in page.eval_on_selector_all("#moves button", "bs => bs.map(b => b.dataset.action)")
     }
     illegal = next(a for a in range(200) if a not in legal)
-    page.click("details summary")
+    page.click("#by-id summary")
     page.fill("#action-id", str(illegal))
     page.click("#send-id")
     page.wait_for_function("document.getElementById('error').textContent !== ''")
@@ -202,6 +204,7 @@ def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:
     page.wait_for_function("before => document.getElementById('board').dataset.move !== before", arg=move)
     assert page.inner_text("#error") == ""
     # A bad agent spec is said on the page too.
+    page.click("#new-game")
     page.fill("#seat-1", "grredy")
     page.click("#start")
     page.wait_for_function("document.getElementById('error').textContent !== ''")
@@ -237,4 +240,39 @@ def test_a_record_is_replayed_to_its_last_move_and_continued(page: Any, tmp_path
     page.click("#continue")
     page.wait_for_function("window.app.mode === 'game'")
     page.wait_for_selector("#moves button")
-    assert int(board_move(page)) >= 10 and page.evaluate("window.app.view.human_seat") == 1
+    assert int(board_move(page)) >= 10 and page.evaluate("window.app.view.my_seats") == [1]
+
+
+def test_a_game_is_a_url_that_survives_a_reload_and_is_watched_elsewhere(page: Any, browser: Any) -> None:
+    start(page, ["human", "greedy"], seed=15)
+    page.locator("#moves button").first.click()
+    page.wait_for_selector("#moves button:not([disabled])")
+    game_id = page.evaluate("window.app.view.game_id")
+    assert page.url.endswith(f"/games/{game_id}") and not page.is_visible("#seat-0")  # the setup folds away
+    move, moves = board_move(page), page.locator("#moves button").all_inner_texts()
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    page.wait_for_selector("#moves button")
+    assert board_move(page) == move and page.locator("#moves button").all_inner_texts() == moves
+    # Another browser (no seat token) watches the same game live: no moves, and the board follows.
+    other = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    other.goto(page.url)
+    other.wait_for_function(f"document.getElementById('board').dataset.move === '{move}'")
+    assert other.locator("#moves button").count() == 0
+    page.locator("#moves button").first.click()
+    other.wait_for_function(
+        "before => Number(document.getElementById('board').dataset.move) > Number(before)", arg=move
+    )
+    other.context.close()
+
+
+def test_the_page_says_which_agent_is_thinking_and_takes_no_input_meanwhile(page: Any) -> None:
+    start(page, ["human", "mcts:sims=400"], seed=16)
+    page.locator("#moves button").first.click()
+    page.wait_for_selector("#status[data-thinking=true]")
+    assert "mcts:sims=400 (player_1) is thinking" in page.inner_text("#status")
+    assert page.locator("#moves button").count() == 0
+    page.wait_for_selector("#moves button:not([disabled])", timeout=60_000)
+    assert page.get_attribute("#status", "data-thinking") == "false" and "your move" in page.inner_text(
+        "#status"
+    )

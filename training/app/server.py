@@ -1,196 +1,354 @@
-"""See the game in a browser: a local web server with one page (``training/app/web/index.html``).
+"""See the game in a browser: a Starlette app on uvicorn with one page (``training/app/web/index.html``).
 
 Usage::
 
     python -m training.serve                      # http://127.0.0.1:8000/
-    python -m training.serve --port 8080 --host 127.0.0.1
+    python -m training.serve --port 8080 --records-dir results --models-dir runs
 
-Why the standard library: the page needs a handful of JSON calls and one
-static file, which :class:`http.server.ThreadingHTTPServer` serves without a
-dependency or a front-end build step. The server engine is the only source
-of truth: the page shows what the server sends (the board as SVG from
-:mod:`splendor_env.picture`, the legal moves in words from
-``raw_env.describe_action``) and sends back an action id with the move number
-it was shown, so a move made on a position the page no longer shows (a second
-tab, a double click) is refused as stale instead of being played on another
-position. Every agent seat moves on the server through
-:func:`agents.runner.decide` (the one runner, so a search agent gets its
-determinised state as everywhere else).
+Why Starlette and uvicorn: an established ASGI stack parses HTTP, streams live
+updates and runs the blocking engine calls on worker threads, so this file
+only routes, guards and encodes (``pip install 'splendor-env[app]'``). The
+engine on the server is the only source of truth (:mod:`training.app.store`):
+the page shows what the server sends and sends back an action id with the move
+number it was shown, so a stale click is refused instead of played elsewhere.
 
-JSON API (every error is ``{"error": "..."}`` with a 4xx status; the server goes on):
+Safe to leave running: it binds 127.0.0.1; a state-changing request needs a
+JSON content type and a same-origin ``Origin`` (or none), so no other web page
+can drive it; an unknown ``Host`` is refused (DNS rebinding) unless ``--host``
+names it; bodies are capped in size, depth and time to arrive; records open
+only by upload or from ``--records-dir``, models only shipped or from
+``--models-dir``, and search budgets only up to ``--max-ms-per-move``
+(:mod:`training.app.checks`). Every error is JSON with a 4xx status.
 
-* ``GET /api/specs``: the agent specs and the module names;
-* ``POST /api/games`` ``{"agents": [...], "modules": [...], "seed": int|null}``: a new game;
-  ``"human"`` marks the seat of the person at the page (at most one; none: watch the agents);
-* ``GET /api/games/ID``: the game as the page shows it (its *view*);
-* ``POST /api/games/ID/move`` ``{"action": id, "move": n}``: the human's move, then the
-  agents move until the human is on move again or the game ends;
-* ``POST /api/games/ID/advance`` ``{"move": n}``: one agent move (watch mode, paced by the page);
+JSON API:
+
+* ``GET /api/specs``: the agent specs, the module names, the shipped models, the records folder's files;
+* ``POST /api/games`` ``{"agents": [...], "modules": [...], "seed": int|null}``: a new game
+  (``"human"`` seats for people; the answer's ``tokens`` hold each human seat's secret);
+* ``GET /api/games/ID?tokens=T1,T2``: the game as a holder of those seats sees it (its *view*);
+* ``GET /api/games/ID/events?tokens=...``: the view again on every change (server-sent events);
+* ``POST /api/games/ID/move`` ``{"action": id, "move": n, "tokens": [...]}``: a human's move;
+  the agents then move on the server and the stream carries each move;
+* ``POST /api/games/ID/advance`` ``{"move": n}``: one agent move (agents only, paced by the page);
 * ``POST /api/records`` ``{"record": {...}}`` or ``{"text": "<JSON lines>"}`` or
-  ``{"path": "games.jsonl"}``, with ``"index"`` (default 0): open a record for replay;
+  ``{"path": "NAME.jsonl"}`` (inside ``--records-dir``), with ``"index"`` (default 0);
 * ``GET /api/replays/ID?move=k``: the record's position after its first ``k`` decisions;
-* ``POST /api/replays/ID/continue`` ``{"move": k, "agents": [...]}``: a new game from that
-  position (its snapshot, through ``reset(options={"snapshot": ...})``).
-
-Games are kept apart by id, each behind its own lock (two requests on one game
-queue; requests on two games run at once). The server binds to localhost by
-default: it plays agents on request and reads record files by path, which is
-for the person at this machine only.
+* ``POST /api/replays/ID/continue`` ``{"move": k, "agents": [...]}``: a new game from that position.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
+import socket
 import sys
+import threading
 import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 
 import agents
 from agents import runner
+from agents.models import shipped_names
 from splendor_env.env import raw_env
 from splendor_env.picture import to_svg
 from splendor_env.state import MODULE_NAMES
-from training.app.store import HUMAN, ApiError, Store
+from training.app.checks import HUMAN, MAX_JSON_DEPTH, ApiError, Limits, json_depth, record_files
+from training.app.store import Store
+
+try:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+except ImportError as exc:  # the optional extra
+    raise ImportError(
+        f"the browser app needs Starlette and uvicorn: pip install -e '.[app]' ({exc})"
+    ) from exc
 
 #: The page (package data).
 WEB = Path(__file__).parent / "web"
 #: Largest request body (an uploaded records file included).
-MAX_BODY = 32 * 1024 * 1024
+MAX_BODY = 16 * 1024 * 1024
+#: Seconds a request body may take to arrive in full.
+BODY_TIMEOUT_S = 1.5
+#: Default cap on an agent's time per move (``--max-ms-per-move``).
+MAX_MS_PER_MOVE = 5000.0
+#: Seconds between keep-alive comments on a live stream.
+HEARTBEAT_S = 15.0
+#: Host names always served (with any port): this machine.
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+_ID = re.compile(r"^[0-9a-f]{1,32}$")
 
 
-# ---------------------------------------------------------------------------
-# HTTP
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=int(status), headers={"Cache-Control": "no-store"})
 
 
-_GAME = re.compile(r"^/api/games/([0-9a-f]+)(?:/(move|advance))?$")
-_REPLAY = re.compile(r"^/api/replays/([0-9a-f]+)(?:/(continue))?$")
+def _host_name(host: str) -> str:
+    """``host:port`` without the port (``[::1]:80`` -> ``[::1]``)."""
+    return host if host.startswith("[") and host.endswith("]") else host.rsplit(":", 1)[0].lower()
 
 
-class Handler(BaseHTTPRequestHandler):
-    """Routes the page and the JSON API to the server's :class:`Store`; every error answers JSON."""
+class Guard:
+    """ASGI middleware: refuses what no page of this server would send, before any route runs.
 
-    server: AppServer
-    protocol_version = "HTTP/1.1"
+    Unknown ``Host`` (DNS rebinding), a state-changing request from another
+    origin or not declared JSON (a plain form post from any web page), a chunked
+    or over-long body: each gets its JSON 4xx here.
+    """
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        if self.server.verbose:
-            super().log_message(format, *args)
+    def __init__(self, app: Any, hosts: set[str]) -> None:
+        self.app = app
+        self.hosts = hosts
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _json(self, status: int, payload: Any) -> None:
-        self._send(status, json.dumps(payload, separators=(",", ":")).encode(), "application/json")
-
-    def _body(self) -> dict[str, Any]:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise ApiError("the Content-Length header is not a number") from None
-        if length > MAX_BODY:
-            raise ApiError(
-                f"request too large ({length} bytes; at most {MAX_BODY})", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
-            )
-        raw = self.rfile.read(length) if length else b"{}"
-        try:
-            body = json.loads(raw or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ApiError(f"the request body is not JSON: {exc}") from exc
-        if not isinstance(body, dict):
-            raise ApiError("the request body must be a JSON object")
-        return body
-
-    def _answer(self, route: Any) -> None:
-        try:
-            status, payload = route()
-        except ApiError as exc:
-            self._json(exc.status, {"error": str(exc)})
-        except Exception as exc:  # a bug must not stop the server: say it, go on
-            self._json(
-                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"server error: {type(exc).__name__}: {exc}"}
-            )
-        else:
-            self._json(status, payload)
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        url = urlparse(self.path)
-        if url.path in ("/", "/index.html"):
-            self._send(HTTPStatus.OK, (WEB / "index.html").read_bytes(), "text/html; charset=utf-8")
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        store = self.server.store
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self.refusal(scope["method"], headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
-        def route() -> tuple[int, Any]:
-            if url.path == "/api/specs":
-                specs = {k: v for k, v in agents.known_specs().items() if k != HUMAN}
-                return HTTPStatus.OK, {"specs": specs, "modules": list(MODULE_NAMES), "human": HUMAN}
-            m = _GAME.match(url.path)
-            if m and not m.group(2):
-                return HTTPStatus.OK, store.get_game(m.group(1))
-            m = _REPLAY.match(url.path)
-            if m and not m.group(2):
-                move = parse_qs(url.query).get("move", ["0"])[0]
-                if not re.fullmatch(r"\d{1,6}", move):
-                    raise ApiError(f"'move' must be a move number, got {move!r}")
-                return HTTPStatus.OK, store.replay_at(m.group(1), int(move))
-            raise ApiError(f"no such page: GET {url.path}", HTTPStatus.NOT_FOUND)
-
-        self._answer(route)
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        path = urlparse(self.path).path
-        store = self.server.store
-
-        def route() -> tuple[int, Any]:
-            body = self._body()
-            if path == "/api/games":
-                return HTTPStatus.CREATED, store.new_game(body)
-            if path == "/api/records":
-                return HTTPStatus.OK, store.open_record(body)
-            m = _GAME.match(path)
-            if m and m.group(2) == "move":
-                return HTTPStatus.OK, store.move(m.group(1), body)
-            if m and m.group(2) == "advance":
-                return HTTPStatus.OK, store.advance(m.group(1), body)
-            m = _REPLAY.match(path)
-            if m and m.group(2) == "continue":
-                return HTTPStatus.CREATED, store.continue_from(m.group(1), body)
-            raise ApiError(f"no such call: POST {path}", HTTPStatus.NOT_FOUND)
-
-        self._answer(route)
+    def refusal(self, method: str, headers: dict[str, str]) -> Response | None:
+        host = headers.get("host", "")
+        if _host_name(host) not in self.hosts:
+            return _error(
+                HTTPStatus.BAD_REQUEST, f"unknown Host {host!r}: start the server with --host to serve it"
+            )
+        if method in ("GET", "HEAD"):
+            return None
+        if method != "POST":
+            return _error(HTTPStatus.METHOD_NOT_ALLOWED, f"{method} is not allowed here (GET and POST only)")
+        origin = headers.get("origin")
+        if origin is not None and origin not in (f"http://{host}", f"https://{host}"):
+            return _error(HTTPStatus.FORBIDDEN, f"cross-origin request from {origin!r} refused")
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return _error(HTTPStatus.LENGTH_REQUIRED, "chunked bodies are not accepted: send Content-Length")
+        length = headers.get("content-length", "0")
+        if not length.isdigit():
+            return _error(HTTPStatus.BAD_REQUEST, f"bad Content-Length {length!r}")
+        if int(length) > MAX_BODY:
+            return _error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request too large ({length} bytes; at most {MAX_BODY})"
+            )
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return _error(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"send JSON (Content-Type: application/json), not {kind!r}"
+            )
+        return None
 
 
-class AppServer(ThreadingHTTPServer):
-    """The app's HTTP server: a thread per request, one :class:`Store` of games for all of them."""
+async def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, refused when it arrives too slowly, nests too deep or is not an object."""
+    try:
+        raw = await asyncio.wait_for(request.body(), BODY_TIMEOUT_S)
+    except TimeoutError:
+        raise ApiError(
+            f"the request body did not arrive within {BODY_TIMEOUT_S:g} s", HTTPStatus.REQUEST_TIMEOUT
+        ) from None
+    try:
+        body = json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(f"the request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    if json_depth(body) > MAX_JSON_DEPTH:
+        raise ApiError(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+    if not isinstance(body, dict):
+        raise ApiError("the request body must be a JSON object")
+    return body
 
-    daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], verbose: bool = False):
-        super().__init__(address, Handler)
-        self.store = Store()
-        self.verbose = verbose
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+def _id(request: Request, key: str = "id") -> str:
+    value = request.path_params[key]
+    if not _ID.match(value):
+        raise ApiError(f"no such id {value!r}", HTTPStatus.NOT_FOUND)
+    return value
 
 
-def make_server(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False) -> AppServer:
-    """The server bound to ``host:port`` (``port=0``: a free port; read it from ``.url``), not yet serving."""
-    return AppServer((host, port), verbose=verbose)
+def _tokens(request: Request) -> list[str]:
+    return [t for t in request.query_params.get("tokens", "").split(",") if t]
+
+
+def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
+    """The ASGI app: routes over one :class:`Store`, behind :class:`Guard` (``hosts``: extra Host names)."""
+
+    def start_agents(game: Any) -> None:
+        threading.Thread(target=game.run_agents, name=f"agents-{game.game_id}", daemon=True).start()
+
+    store = Store(limits, start_agents=start_agents)
+
+    def page(request: Request) -> Response:
+        return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
+
+    def specs(request: Request) -> JSONResponse:
+        listed = {k: v for k, v in agents.known_specs().items() if k != HUMAN}
+        return JSONResponse(
+            {
+                "specs": listed,
+                "modules": list(MODULE_NAMES),
+                "human": HUMAN,
+                "models": shipped_names(),
+                "records": record_files(limits.records_dir),
+                "max_ms_per_move": limits.max_ms_per_move,
+            }
+        )
+
+    async def new_game(request: Request) -> JSONResponse:
+        body = await _body(request)
+        return JSONResponse(await run_in_threadpool(store.new_game, body), status_code=201)
+
+    async def get_game(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(store.get_game, _id(request), _tokens(request)))
+
+    async def events(request: Request) -> StreamingResponse:
+        game = store.game(_id(request))
+        mine = game.seats_of(_tokens(request))
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(changed.set)
+
+        async def stream() -> Any:
+            game.watchers.add(wake)
+            try:
+                while True:
+                    changed.clear()
+                    view = await run_in_threadpool(lambda: _locked_view(game, mine))
+                    yield f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
+                    try:
+                        await asyncio.wait_for(changed.wait(), HEARTBEAT_S)
+                    except TimeoutError:
+                        yield ": still here\n\n"
+                        if await request.is_disconnected():
+                            return
+            finally:
+                game.watchers.discard(wake)
+
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    async def move(request: Request) -> JSONResponse:
+        body = await _body(request)
+        return JSONResponse(await run_in_threadpool(store.move, _id(request), body))
+
+    async def advance(request: Request) -> JSONResponse:
+        body = await _body(request)
+        return JSONResponse(await run_in_threadpool(store.advance, _id(request), body))
+
+    async def open_record(request: Request) -> JSONResponse:
+        body = await _body(request)
+        return JSONResponse(await run_in_threadpool(store.open_record, body))
+
+    async def replay_at(request: Request) -> JSONResponse:
+        move = request.query_params.get("move", "0")
+        if not re.fullmatch(r"\d{1,6}", move):
+            raise ApiError(f"'move' must be a move number, got {move!r}")
+        return JSONResponse(await run_in_threadpool(store.replay_at, _id(request), int(move)))
+
+    async def continue_from(request: Request) -> JSONResponse:
+        body = await _body(request)
+        return JSONResponse(await run_in_threadpool(store.continue_from, _id(request), body), status_code=201)
+
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return _error(exc.status, str(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            return _error(404, f"no such page: {request.method} {request.url.path}")
+        if exc.status_code == 405:
+            return _error(405, f"{request.method} is not allowed on {request.url.path}")
+        return _error(exc.status_code, str(exc.detail))
+
+    routes = [
+        Route("/", page),
+        Route("/games/{id}", page),
+        Route("/api/specs", specs),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{id}", get_game),
+        Route("/api/games/{id}/events", events),
+        Route("/api/games/{id}/move", move, methods=["POST"]),
+        Route("/api/games/{id}/advance", advance, methods=["POST"]),
+        Route("/api/records", open_record, methods=["POST"]),
+        Route("/api/replays/{id}", replay_at),
+        Route("/api/replays/{id}/continue", continue_from, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, HTTPException: http_error})
+    app.state.store = store
+    return Guard(app, {*LOCAL_HOSTS, *(_host_name(h) for h in hosts if h)})
+
+
+def _locked_view(game: Any, mine: set[int]) -> dict[str, Any]:
+    with game.lock:
+        return game.view(mine)
+
+
+class AppServer:
+    """uvicorn serving :func:`build_app` on a socket bound here (``port=0``: a free port, read ``.url``)."""
+
+    def __init__(self, host: str, port: int, limits: Limits, verbose: bool = False) -> None:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind((host, port))
+        extra = () if host in ("127.0.0.1", "localhost", "::1") else (host,)
+        self.app = build_app(limits, extra)
+        config = uvicorn.Config(
+            self.app,
+            log_level="info" if verbose else "warning",
+            access_log=verbose,
+            timeout_keep_alive=5,
+            h11_max_incomplete_event_size=64 * 1024,
+        )
+        self.server = uvicorn.Server(config)
+        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        bound_host, bound_port = self.socket.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        self.url = f"http://{shown}:{bound_port}/"
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`shutdown` (or Ctrl-C)."""
+        self.server.run(sockets=[self.socket])
+
+    def shutdown(self) -> None:
+        self.server.should_exit = True
+
+    def server_close(self) -> None:
+        self.socket.close()
+
+
+def make_server(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    verbose: bool = False,
+    records_dir: str | Path = "results",
+    models_dir: str | Path | None = None,
+    max_ms_per_move: float = MAX_MS_PER_MOVE,
+) -> AppServer:
+    """The server bound to ``host:port``, not yet serving; records and models only from the folders named."""
+    if max_ms_per_move <= 0:
+        raise ValueError(f"max_ms_per_move must be > 0, got {max_ms_per_move}")
+    limits = Limits(
+        Path(records_dir), None if models_dir is None else Path(models_dir), float(max_ms_per_move)
+    )
+    return AppServer(host, port, limits, verbose=verbose)
 
 
 def warm_up() -> float:
@@ -212,17 +370,42 @@ def main(argv: list[str] | None = None) -> int:
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
     )
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
+    parser.add_argument(
+        "--records-dir",
+        default="results",
+        help="the only folder records open from by name (default results/)",
+    )
+    parser.add_argument(
+        "--models-dir",
+        default=None,
+        help="a folder of .zip models seats may name (default: shipped models only)",
+    )
+    parser.add_argument(
+        "--max-ms-per-move",
+        type=float,
+        default=MAX_MS_PER_MOVE,
+        help=f"cap on an agent's search per move in ms; bigger specs are refused (default {MAX_MS_PER_MOVE:g})",
+    )
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
+    if args.max_ms_per_move <= 0:
+        parser.error(f"--max-ms-per-move must be > 0, got {args.max_ms_per_move:g}")
+    if args.models_dir is not None and not Path(args.models_dir).is_dir():
+        parser.error(f"--models-dir {args.models_dir!r} is not a folder")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
-            f"warning: serving on {args.host}: anyone who reaches it can play agents and read record files "
-            "by path on this machine",
+            f"warning: serving on {args.host}: anyone who reaches it can start games and play agents; "
+            "seats need their seat links",
             file=sys.stderr,
         )
     print("compiling the engine (numba, first run only: up to a minute)...", flush=True)
     warm_up()
-    server = make_server(args.host, args.port, verbose=args.verbose)
+    try:
+        server = make_server(
+            args.host, args.port, args.verbose, args.records_dir, args.models_dir, args.max_ms_per_move
+        )
+    except OSError as exc:
+        parser.error(f"cannot listen on {args.host}:{args.port}: {exc}")
     print(f"splendor app on {server.url} (Ctrl-C stops it)", flush=True)
     try:
         server.serve_forever()

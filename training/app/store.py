@@ -1,18 +1,27 @@
 """The app's games and replays in memory: each game is the strict AEC env plus its seats, behind its own lock.
 
 Why apart from the HTTP layer: what a request may do to a game (build its agents,
-check a move is the one shown, replay a record) is independent of how the
-request arrived; :mod:`training.app.server` only routes and encodes.
+check a move is the one shown and made by the seat's holder, replay a record) is
+independent of how the request arrived; :mod:`training.app.server` only routes
+and encodes. Agents move on a thread of their own after a human's move, so the
+page hears of each move (and of who is thinking) as it happens; every change
+calls the game's watchers (the server's live streams).
+
+Games live until idle: a game nobody watches (no live stream) and nobody moved
+in for :data:`IDLE_S` seconds is dropped when a new game starts, and beyond
+:data:`MAX_GAMES` the least recently used unwatched game goes first; a watched
+game is never dropped.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,22 +34,15 @@ from splendor_env.env import EnvConfig, raw_env
 from splendor_env.picture import to_svg
 from splendor_env.records import check_record, new_env, parse_records, replayed_moves
 from splendor_env.state import MODULE_NAMES
+from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
 from training.common.games import check_plays
 
-#: The spec of the person at the page (not an agent of the registry: the page is the human's input).
-HUMAN = "human"
-#: Games and replays kept in memory; the oldest are dropped beyond this (a long session cannot grow without end).
+#: Games and replays kept in memory; beyond this the least recently used unwatched one is dropped.
 MAX_GAMES = 64
+#: Seconds after its last move (or view) that an unwatched game may be dropped.
+IDLE_S = 2 * 3600
 #: Moves in words sent back with a view (the page's log).
 LOG_LINES = 60
-
-
-class ApiError(Exception):
-    """A request the server refuses, with the HTTP status and the message the page shows."""
-
-    def __init__(self, message: str, status: HTTPStatus = HTTPStatus.BAD_REQUEST):
-        super().__init__(message)
-        self.status = status
 
 
 def _int(value: Any, what: str) -> int:
@@ -58,9 +60,11 @@ def _int(value: Any, what: str) -> int:
 class Game:
     """One live game: the strict AEC env (the truth), its seats and what was played.
 
-    ``seat_agents[p]`` is ``None`` for the human seat. ``prefix`` holds the
-    recorded decisions a game continued from a record started after, so that
-    move numbers and the game's record run on from the original deal.
+    ``seat_agents[p]`` is ``None`` for a human seat, whose moves need its
+    ``tokens[p]`` (given to whoever started the game: one screen for every
+    human seat, or one seat link per browser). ``prefix`` holds the recorded
+    decisions a game continued from a record started after, so that move
+    numbers and the game's record run on from the original deal.
     """
 
     game_id: str
@@ -73,11 +77,18 @@ class Game:
     actions: list[int] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    tokens: dict[int, str] = field(default_factory=dict)
+    #: The agent searching now: ``(seat, started at time.monotonic())``, or ``None``.
+    thinking: tuple[int, float] | None = None
+    last_used: float = field(default_factory=time.monotonic)
+    #: Bumped by every change (a move, an agent starting or ending its search): a page keeps the newest view.
+    version: int = 0
+    watchers: set[Callable[[], None]] = field(default_factory=set)
 
     @property
-    def human_seat(self) -> int | None:
-        """The seat the page plays (and whose hidden cards it shows), or ``None`` when watching."""
-        return self.specs.index(HUMAN) if HUMAN in self.specs else None
+    def human_seats(self) -> list[int]:
+        """The seats people play, in seat order (none: the agents play each other)."""
+        return [p for p, spec in enumerate(self.specs) if spec == HUMAN]
 
     @property
     def move(self) -> int:
@@ -90,54 +101,98 @@ class Game:
     def over(self) -> bool:
         return records.is_over(self.env)
 
+    def changed(self) -> None:
+        """Tell every watcher (a live stream) that the game changed; a watcher must not block."""
+        self.last_used = time.monotonic()
+        for watcher in list(self.watchers):
+            watcher()
+
+    def seats_of(self, tokens: list[str]) -> set[int]:
+        """The human seats whose tokens a viewer holds."""
+        return {
+            p for p, t in self.tokens.items() if any(secrets.compare_digest(t, given) for given in tokens)
+        }
+
     def play(self, action: int) -> None:
         """Play ``action`` for the seat on move (the env refuses an illegal one and stays unchanged)."""
         seat = self.seat_on_move()
         words = self.env.describe_action(action)
         self.env.step(action)
+        self.version += 1
         self.actions.append(int(action))
         self.log.append(f"{self.move}. player_{seat} ({self.specs[seat]}): {words}")
 
     def agent_move(self) -> None:
-        """One move of the agent on move, asked through the one runner."""
-        agent = self.seat_agents[self.seat_on_move()]
-        self.play(runner.decide(agent, self.env, self.rng))
+        """One move of the agent on move, asked through the one runner; watchers hear it start and end.
 
-    def agents_until_human(self) -> None:
-        """Let the agents move until the human is on move or the game ends (not in watch mode)."""
-        if self.human_seat is None:
-            return
-        while not self.over() and self.seat_on_move() != self.human_seat:
+        The search runs outside the game's lock (it only reads the env, and no
+        one else may move while an agent is on move), so views stay instant.
+        """
+        with self.lock:
+            seat = self.seat_on_move()
+            self.thinking = (seat, time.monotonic())
+            self.version += 1
+        self.changed()
+        try:
+            action = runner.decide(self.seat_agents[seat], self.env, self.rng)
+            with self.lock:
+                self.play(action)
+        finally:
+            with self.lock:
+                self.thinking = None
+                self.version += 1
+            self.changed()
+
+    def agents_on_move(self) -> bool:
+        return bool(self.human_seats) and not self.over() and self.seat_on_move() not in self.human_seats
+
+    def run_agents(self) -> None:
+        """Let the agents move until a human is on move or the game ends (not when only agents play)."""
+        while self.agents_on_move():
             self.agent_move()
 
     def record(self) -> dict[str, Any]:
-        """The game as a record of :mod:`training.records` (the prefix of a continued game included)."""
+        """The game as a record of :mod:`splendor_env.records` (the prefix of a continued game included)."""
         return records.game_record(self.env, self.seed, self.specs, self.prefix + self.actions)
 
-    def view(self) -> dict[str, Any]:
-        """What the page shows: the board for the human seat (a spectator's when watching), the moves."""
+    def view(self, mine: set[int] | None = None) -> dict[str, Any]:
+        """What a page shows: the board for the seat it plays (the one on move if it holds that seat,
+        a spectator's when it holds none), that seat's legal moves, who is thinking, the log."""
+        mine = mine or set()
         s = self.env.game_state
         over = self.over()
         seat = self.seat_on_move()
-        human = self.human_seat
+        shown = seat if seat in mine else min(mine) if mine else None
         legal: list[dict[str, Any]] = []
-        if not over and seat == human:
+        if not over and seat in mine and self.thinking is None:
             mask = self.env.observe(self.env.agent_selection)["action_mask"]
             legal = [{"id": int(a), "text": self.env.describe_action(int(a))} for a in np.flatnonzero(mask)]
-        names = [f"you ({HUMAN})" if spec == HUMAN else spec for spec in self.specs]
+        names = [f"{spec} (you)" if p in mine else spec for p, spec in enumerate(self.specs)]
+        thinking = None
+        if self.thinking is not None:
+            who, since = self.thinking
+            thinking = {
+                "seat": who,
+                "agent": self.specs[who],
+                "elapsed_ms": int(1000 * (time.monotonic() - since)),
+            }
         out: dict[str, Any] = {
             "game_id": self.game_id,
             "move": self.move,
+            "version": self.version,
             "num_players": self.env.config.num_players,
             "modules": list(self.env.config.modules),
             "agents": list(self.specs),
-            "human_seat": human,
+            "human_seats": self.human_seats,
+            "my_seats": sorted(mine),
+            "shown_seat": shown,
             "seat_on_move": None if over else seat,
             "phase": st.PHASE_NAMES[int(s[st.PHASE])],
             "over": over,
+            "thinking": thinking,
             "legal": legal,
             "log": self.log[-LOG_LINES:],
-            "svg": to_svg(s, human, names=names),
+            "svg": to_svg(s, shown, names=names),
         }
         if over:
             out["result"] = records.game_result(s)
@@ -156,8 +211,8 @@ class Replay:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _check_agents(specs: Any, num_players: int | None = None) -> list[str]:
-    """The seat specs as strings, refused with the seat and the reason (before any game is built)."""
+def _check_agents(specs: Any, limits: Limits, num_players: int | None = None) -> tuple[list[str], list[str]]:
+    """The seat specs as given and as built (:func:`check_seat`), refused with the seat and the reason."""
     if not isinstance(specs, list) or not all(isinstance(s, str) for s in specs):
         raise ApiError(f"'agents' must be a list of spec strings, got {specs!r}")
     specs = [s.strip() for s in specs]
@@ -167,9 +222,15 @@ def _check_agents(specs: Any, num_players: int | None = None) -> list[str]:
         raise ApiError(
             f"the position is a {num_players}-player game: give {num_players} seats, not {len(specs)}"
         )
-    if specs.count(HUMAN) > 1:
-        raise ApiError("at most one seat may be 'human' (the page plays one seat)")
-    return specs
+    built = []
+    for p, spec in enumerate(specs):
+        try:
+            built.append(check_seat(spec, limits))
+        except ApiError as exc:
+            raise ApiError(f"seat {p}: {exc}", exc.status) from None
+        except ValueError as exc:
+            raise ApiError(f"seat {p}: {exc}") from None
+    return [HUMAN if b == HUMAN else s for s, b in zip(specs, built, strict=True)], built
 
 
 def _build_agents(specs: list[str], seed: int, modules: tuple[str, ...]) -> list[Any]:
@@ -199,10 +260,23 @@ def _modules(value: Any) -> tuple[str, ...]:
     return tuple(m for m in MODULE_NAMES if m in value)  # the engine's order, each once
 
 
-class Store:
-    """The server's games and replays, by id; one lock guards the tables, one lock per game its play."""
+def _tokens(body: dict[str, Any]) -> list[str]:
+    tokens = body.get("tokens", [])
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        raise ApiError("'tokens' must be a list of seat tokens")
+    return tokens
 
-    def __init__(self) -> None:
+
+class Store:
+    """The server's games and replays, by id; one lock guards the tables, one lock per game its play.
+
+    ``start_agents(game)`` runs :meth:`Game.run_agents` off the request (the
+    server passes a thread starter; by default it runs in the caller).
+    """
+
+    def __init__(self, limits: Limits, start_agents: Callable[[Game], None] | None = None) -> None:
+        self.limits = limits
+        self._start_agents = start_agents or (lambda game: game.run_agents())
         self._lock = threading.Lock()
         self._games: OrderedDict[str, Game] = OrderedDict()
         self._replays: OrderedDict[str, Replay] = OrderedDict()
@@ -211,19 +285,37 @@ class Store:
     def _new_id() -> str:
         return secrets.token_hex(6)
 
-    def _keep(self, table: OrderedDict[str, Any], key: str, value: Any) -> None:
+    def _keep_game(self, game: Game) -> None:
+        """Keep ``game``; drop idle unwatched games, then the least recently used unwatched beyond MAX_GAMES."""
+        now = time.monotonic()
         with self._lock:
-            table[key] = value
-            while len(table) > MAX_GAMES:
-                table.popitem(last=False)
+            for key, old in list(self._games.items()):
+                if not old.watchers and now - old.last_used > IDLE_S:
+                    del self._games[key]
+            unwatched = sorted((g.last_used, k) for k, g in self._games.items() if not g.watchers)
+            while len(self._games) >= MAX_GAMES and unwatched:
+                del self._games[unwatched.pop(0)[1]]
+            if len(self._games) >= MAX_GAMES:
+                raise ApiError(
+                    f"{MAX_GAMES} games are being watched: close one first", HTTPStatus.SERVICE_UNAVAILABLE
+                )
+            self._games[game.game_id] = game
+
+    def _keep_replay(self, replay: Replay) -> None:
+        with self._lock:
+            self._replays[replay.replay_id] = replay
+            while len(self._replays) > MAX_GAMES:
+                self._replays.popitem(last=False)
 
     def game(self, game_id: str) -> Game:
         with self._lock:
             game = self._games.get(game_id)
         if game is None:
             raise ApiError(
-                f"no game {game_id!r} (finished long ago, or the server restarted)", HTTPStatus.NOT_FOUND
+                f"no game {game_id!r} (idle for over {IDLE_S // 3600} hours, or the server restarted)",
+                HTTPStatus.NOT_FOUND,
             )
+        game.last_used = time.monotonic()
         return game
 
     def replay(self, replay_id: str) -> Replay:
@@ -236,7 +328,7 @@ class Store:
     # -- games --------------------------------------------------------------
     def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
         modules = _modules(body.get("modules"))
-        specs = _check_agents(body.get("agents"))
+        specs, built = _check_agents(body.get("agents"), self.limits)
         seed = body.get("seed")
         seed = secrets.randbelow(2**31) if seed is None else _int(seed, "'seed'")
         if not 0 <= seed <= 2**62:
@@ -245,7 +337,7 @@ class Store:
             EnvConfig(num_players=len(specs), modules=modules)
         except (ValueError, TypeError) as exc:
             raise ApiError(str(exc)) from exc
-        seat_agents = _build_agents(specs, seed, modules)
+        seat_agents = _build_agents(built, seed, modules)
         env = raw_env(num_players=len(specs), modules=modules)
         env.reset(seed=seed)
         return self._start(env, specs, seat_agents, seed, prefix=[])
@@ -256,15 +348,17 @@ class Store:
         game = Game(
             self._new_id(), env, specs, seat_agents, seed, np.random.default_rng(seed), prefix=list(prefix)
         )
+        game.tokens = {p: secrets.token_urlsafe(12) for p in game.human_seats}
+        self._keep_game(game)
         with game.lock:
-            self._keep(self._games, game.game_id, game)
-            game.agents_until_human()
-            return game.view()
+            view = game.view(set(game.tokens))
+        self._start_agents(game)
+        return {**view, "tokens": {str(p): t for p, t in game.tokens.items()}}
 
-    def get_game(self, game_id: str) -> dict[str, Any]:
+    def get_game(self, game_id: str, tokens: list[str]) -> dict[str, Any]:
         game = self.game(game_id)
         with game.lock:
-            return game.view()
+            return game.view(game.seats_of(tokens))
 
     @staticmethod
     def _check_move(game: Game, body: dict[str, Any]) -> None:
@@ -277,32 +371,47 @@ class Store:
             )
         if game.over():
             raise ApiError("the game is over", HTTPStatus.CONFLICT)
+        if game.thinking is not None:
+            raise ApiError(
+                f"{game.specs[game.thinking[0]]} is thinking: wait for its move", HTTPStatus.CONFLICT
+            )
 
     def move(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The human's move; the agents then move off the request (the page hears them live)."""
         game = self.game(game_id)
+        tokens = _tokens(body)
         with game.lock:
             self._check_move(game, body)
             action = _int(body.get("action"), "'action'")
             seat = game.seat_on_move()
-            if seat != game.human_seat:
+            if seat not in game.human_seats:
                 raise ApiError(
                     f"it is player_{seat}'s move ({game.specs[seat]}), not yours", HTTPStatus.CONFLICT
+                )
+            mine = game.seats_of(tokens)
+            if seat not in mine:
+                raise ApiError(
+                    f"player_{seat} is on move: this page holds no token for that seat", HTTPStatus.FORBIDDEN
                 )
             try:
                 game.play(action)
             except IllegalActionError as exc:
                 raise ApiError(f"refused: {exc}") from exc
-            game.agents_until_human()
-            return game.view()
+            view = game.view(mine)
+        game.changed()
+        if game.agents_on_move():
+            self._start_agents(game)
+        return view
 
     def advance(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One agent move of a game only agents play (watch mode, paced by the page)."""
         game = self.game(game_id)
         with game.lock:
             self._check_move(game, body)
-            seat = game.seat_on_move()
-            if seat == game.human_seat:
-                raise ApiError("it is your move: choose one of the moves", HTTPStatus.CONFLICT)
-            game.agent_move()
+            if game.human_seats:
+                raise ApiError("a person plays this game: the agents move by themselves", HTTPStatus.CONFLICT)
+        game.agent_move()
+        with game.lock:
             return game.view()
 
     # -- records ------------------------------------------------------------
@@ -315,14 +424,9 @@ class Store:
                 raise ApiError("'text' must be the records file's text (JSON lines)")
             records = _parse_lines(body["text"], "the uploaded file")
         elif "path" in body:
-            if not isinstance(body["path"], str) or not body["path"].strip():
-                raise ApiError("'path' must name a records file (JSON lines)")
-            path = Path(body["path"].strip()).expanduser()
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ApiError(f"cannot read {str(path)!r}: {exc}") from exc
-            records = _parse_lines(text, str(path))
+            name = body["path"]
+            text = read_record_file(self.limits.records_dir, name)
+            records = _parse_lines(text, name)
         else:
             raise ApiError("give a record: 'record' (an object), 'text' (JSON lines) or 'path' (a file)")
         if not records:
@@ -336,7 +440,7 @@ class Store:
         except (ValueError, TypeError, SnapshotError, IllegalActionError) as exc:
             raise ApiError(f"malformed record {index}: {exc}") from exc
         replay = Replay(self._new_id(), record, moves, states)
-        self._keep(self._replays, replay.replay_id, replay)
+        self._keep_replay(replay)
         return {
             "replay_id": replay.replay_id,
             "records": len(records),
@@ -383,9 +487,9 @@ class Store:
         if rules.is_over(state):
             raise ApiError("the game is over at that move: continue from an earlier one")
         modules = tuple(record.get("modules", ()))
-        specs = _check_agents(body.get("agents"), int(record["num_players"]))
+        specs, built = _check_agents(body.get("agents"), self.limits, int(record["num_players"]))
         seed = int(record["seed"])
-        seat_agents = _build_agents(specs, seed, modules)
+        seat_agents = _build_agents(built, seed, modules)
         max_turns = int(record.get("max_turns", st.DEFAULT_MAX_TURNS))
         game_env = raw_env(num_players=len(specs), modules=modules, max_turns=max_turns)
         game_env.reset(seed=seed, options={"snapshot": state})

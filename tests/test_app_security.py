@@ -1,0 +1,196 @@
+"""The browser app is safe to leave running: every bad input of issue 42 gets a quick JSON 4xx, and the server goes on.
+
+Why each case: the server may be reached by any web page the user visits
+(cross-origin posts, DNS rebinding), and anything a request names (a record
+file, a model, a search budget) is checked against what the server was
+started with before anything is opened or built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.models import shipped_names
+from tests.helpers.app_server import app_server, call, raw_request
+from training.app import checks
+from training.app.checks import ApiError, Limits, check_seat, inside, json_depth
+from training.app.server import MAX_BODY, Guard
+
+RECORD = {"num_players": 2, "seed": 1, "actions": []}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("app")
+    records, models, outside = root / "records", root / "models", root / "outside"
+    for folder in (records, models, outside):
+        folder.mkdir()
+    (records / "ok.jsonl").write_text(json.dumps(RECORD) + "\n")
+    (outside / "valid.jsonl").write_text(json.dumps(RECORD) + "\n")
+    (records / "link.jsonl").symlink_to(outside / "valid.jsonl")
+    os.mkfifo(records / "pipe.jsonl")
+    with open(records / "huge.jsonl", "wb") as handle:
+        handle.truncate(checks.MAX_RECORD_BYTES + 1)  # sparse: no disk spent
+    (models / "mine.zip").write_bytes(b"not really a model")
+    return {"records": records, "models": models, "outside": outside}
+
+
+@pytest.fixture(scope="module")
+def url(folders: dict[str, Path]) -> Iterator[str]:
+    with app_server(records_dir=folders["records"], max_ms_per_move=3000) as base:
+        yield base
+
+
+def host(url: str) -> bytes:
+    return url.split("//")[1].rstrip("/").encode()
+
+
+def test_a_record_in_the_records_folder_opens_by_name(url: str) -> None:
+    status, info = call(url, "POST", "/api/records", {"path": "ok.jsonl"})
+    assert status == 200 and info["move"] == 0, info
+    status, specs = call(url, "GET", "/api/specs")
+    assert "ok.jsonl" in specs["records"]
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("/etc/shadow", "outside"),
+        ("/etc/passwd", "outside"),
+        ("../../../../etc/passwd", "outside"),
+        ("../outside/valid.jsonl", "outside"),  # a valid record, but not in the folder
+        ("link.jsonl", "outside"),  # a link out of the folder
+        ("pipe.jsonl", "not a regular file"),  # a named pipe would hang a read
+        ("huge.jsonl", "too large"),
+        ("nothing.jsonl", "no records file"),
+        ("", "file name inside"),
+        (".", "outside"),
+    ],
+)
+def test_a_record_path_outside_the_folder_or_not_a_plain_file_is_refused(
+    url: str, name: str, words: str
+) -> None:
+    status, error = call(url, "POST", "/api/records", {"path": name})
+    assert status == 400 and words in error["error"], error
+    assert "root:" not in error["error"]
+
+
+def test_the_path_check_comes_before_any_file_is_opened(folders: dict[str, Path], monkeypatch: Any) -> None:
+    opened: list[Any] = []
+    monkeypatch.setattr(
+        checks.os, "open", lambda *a, **k: opened.append(a) or (_ for _ in ()).throw(OSError())
+    )
+    for name in ("/etc/shadow", "../outside/valid.jsonl", "link.jsonl"):
+        with pytest.raises(ApiError, match="outside"):
+            checks.read_record_file(folders["records"], name)
+    assert opened == []
+    assert inside(folders["records"], "sub/x.jsonl", "'path'") == folders["records"].resolve() / "sub/x.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("ppo:/tmp/model.zip", "not a shipped model"),
+        ("ppo:../../model.zip", "not a shipped model"),
+        ("az:/tmp/model.zip,sims=10", "not a shipped model"),
+        ("/tmp/run/best.zip", "unknown agent spec"),
+        ("mcts:sims=1000000000", "over this server's cap"),
+        ("mcts:ms=100000", "over this server's --max-ms-per-move"),
+        ("az:sims=99999999", "over this server's cap"),
+        ("grredy", "unknown agent spec"),
+        ("mcts:sims", "must be key=value"),
+    ],
+)
+def test_a_seat_naming_a_file_or_a_budget_beyond_the_cap_is_refused(url: str, spec: str, words: str) -> None:
+    status, error = call(url, "POST", "/api/games", {"agents": ["human", spec]})
+    assert status == 400 and words in error["error"] and "seat 1" in error["error"], error
+
+
+def test_models_come_only_from_the_shipped_ones_or_models_dir(folders: dict[str, Path]) -> None:
+    limits = Limits(folders["records"], folders["models"], 3000.0)
+    assert check_seat("ppo:mine", limits) == f"ppo:{folders['models'].resolve() / 'mine.zip'}"
+    assert check_seat(f"az:{shipped_names()[0]},sims=100", limits) == f"az:{shipped_names()[0]},sims=100"
+    assert check_seat("mcts:sims=400", limits) == "mcts:sims=400"
+    for spec in ("ppo:../outside/x.zip", "ppo:/etc/passwd", "ppo:absent"):
+        with pytest.raises(ApiError):
+            check_seat(spec, limits)
+
+
+def test_a_cross_origin_or_non_json_post_is_refused(url: str) -> None:
+    body = json.dumps({"agents": ["greedy", "random"]}).encode()
+    evil = {"Origin": "http://evil.example"}
+    status, error = call(url, "POST", "/api/games", raw=body, headers=evil)
+    assert status == 403 and "cross-origin" in error["error"]
+    status, error = call(url, "POST", "/api/games", raw=body, headers={**evil, "Content-Type": "text/plain"})
+    assert status == 403
+    status, error = call(url, "POST", "/api/games", raw=body, headers={"Content-Type": "text/plain"})
+    assert status == 415 and "application/json" in error["error"]
+    same = {"Origin": url.rstrip("/")}
+    assert call(url, "POST", "/api/games", raw=body, headers=same)[0] == 201
+
+
+def test_an_unknown_host_is_refused_unless_named_at_start(url: str) -> None:
+    seconds, answer = raw_request(url, b"GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400") and b"unknown Host" in answer
+    guard = Guard(None, {"127.0.0.1", "splendor.lan"})
+    assert guard.refusal("GET", {"host": "splendor.lan:8000"}) is None
+    assert guard.refusal("GET", {"host": "evil.example:8000"}).status_code == 400  # type: ignore[union-attr]
+
+
+def post(url: str, head: str, body: bytes = b"") -> tuple[float, bytes]:
+    return raw_request(
+        url, f"POST /api/games HTTP/1.1\r\nHost: {host(url).decode()}\r\n{head}\r\n".encode() + body
+    )
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "status"),
+    [
+        ("Content-Type: application/json\r\nContent-Length: -1\r\n", b"{}", b"400"),
+        (
+            "Content-Type: application/json\r\nContent-Length: 100\r\n",
+            b"{}",
+            b"408",
+        ),  # a body that never comes
+        (f"Content-Type: application/json\r\nContent-Length: {MAX_BODY + 1}\r\n", b"{}", b"413"),
+        ("Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n", b"2\r\n{}\r\n0\r\n\r\n", b"411"),
+    ],
+)
+def test_a_bad_body_length_is_answered_within_two_seconds(
+    url: str, head: str, body: bytes, status: bytes
+) -> None:
+    seconds, answer = post(url, head, body)
+    assert answer.startswith(b"HTTP/1.1 " + status) and seconds < 2.0, (seconds, answer[:200])
+
+
+def test_deep_json_and_other_methods_get_json_errors(url: str) -> None:
+    deep = b'{"agents": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    status, error = call(url, "POST", "/api/games", raw=deep)
+    assert status == 400 and "nests deeper" in error["error"]
+    status, error = call(url, "POST", "/api/games", raw=b'{"a":' + b"[" * 20 + b"]" * 20 + b"}")
+    assert status == 400 and "nests deeper" in error["error"]
+    status, error = call(url, "DELETE", "/api/games")
+    assert status == 405 and "DELETE" in error["error"]
+    status, error = call(url, "GET", "/api/games/zzz")
+    assert status == 404 and error["error"]
+    assert json_depth({"a": [[1]]}) == 3 and json_depth(5) == 0
+
+
+def test_a_move_needs_the_seat_token(url: str) -> None:
+    status, view = call(url, "POST", "/api/games", {"agents": ["human", "greedy"], "seed": 2})
+    assert status == 201
+    body = {"action": view["legal"][0]["id"], "move": view["move"]}
+    status, error = call(url, "POST", f"/api/games/{view['game_id']}/move", {**body, "tokens": ["guess"]})
+    assert status == 403 and "token" in error["error"]
+    status, watcher = call(url, "GET", f"/api/games/{view['game_id']}")
+    assert watcher["legal"] == [] and watcher["my_seats"] == []  # a watcher sees no moves and no hidden card
+    status, after = call(
+        url, "POST", f"/api/games/{view['game_id']}/move", {**body, "tokens": list(view["tokens"].values())}
+    )
+    assert status == 200 and after["move"] == view["move"] + 1
