@@ -20,7 +20,7 @@ from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, la
 from .snapshot import SnapshotError, from_dict, to_dict  # noqa: E402 - after the cache guard on purpose
 from .state import MODULE_NAMES, new_state  # noqa: E402 - after the cache guard on purpose
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 __all__ = [
     "GYMNASIUM_ID",
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-#: The registered ids. PettingZoo's ``splendor-v0`` (before 0.4.0: a 1114-float module observation,
+#: The registered ids. PettingZoo's ``splendor-v0`` (before 0.5.0: a 1114-float module observation,
 #: ``state()`` the engine array) still resolves, with a deprecation warning (docs/environment/versions.md).
 PETTINGZOO_ID, GYMNASIUM_ID = "splendor-v1", "splendor_env/Splendor-v1"
 _OLD_PETTINGZOO_ID = "splendor-v0"

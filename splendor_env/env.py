@@ -25,10 +25,10 @@ observation, in seat order (``state_space``); what the players know between
 them, never the deck order. The engine's array, hidden cards included, is
 ``engine_state()``. ``reset(options={"snapshot": snap})`` starts from a snapshot.
 
-Version history (docs/environment/versions.md): 0.1.0 first release (base game); 0.2.0
-Cities of Splendor modules; 0.3.0 strict validation, module observation with cards per
-colour, payment keeps unneeded tokens; 0.4.0 ``splendor-v1``: ``state()`` the global
-observation, ``engine_state()`` the array, ``reset(options={"snapshot": ...})``.
+Version history (docs/environment/versions.md): 0.2.0 first release (base game and
+Cities of Splendor modules); 0.5.0 ``splendor-v1``: ``state()`` the global observation,
+``engine_state()`` the array, ``reset(options={"snapshot": ...})``, strict validation,
+module observation with cards per colour, payment keeps unneeded tokens.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         and not the engine array: it is what the players know between them (each one's blind
         reserves included), never the order of the decks, so a critic trained on it cannot learn
         from cards nobody at the table has seen, and it is already scaled like the observations.
-        Before 0.4.0 ``state()`` returned the engine array: that is :meth:`engine_state` now.
+        Before 0.5.0 ``state()`` returned the engine array: that is :meth:`engine_state` now.
         """
         self._require_reset("state()")
         out = np.empty((self.config.num_players, self._obs_dim), dtype=np.float32)
@@ -207,7 +207,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         """Copy of the engine's full state array (hidden information included: deck order, every card).
 
         What search agents determinise, :meth:`restore` and ``splendor_env.snapshot.from_array``
-        accept, and what ``state()`` returned before 0.4.0.
+        accept, and what ``state()`` returned before 0.5.0.
         """
         self._require_reset("engine_state()")
         return self._state.copy()
@@ -250,7 +250,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         ``options={"snapshot": snap}`` continues from a snapshot instead (a dict from
         :meth:`snapshot` or an engine array), validated as :meth:`restore` does (the same
         function, as the Gymnasium view's ``reset``); ``seed`` then only reseeds the env's
-        generator. Other keys are ignored, as before 0.4.0 and as PettingZoo's ``api_test`` expects
+        generator. Other keys are ignored, as before 0.5.0 and as PettingZoo's ``api_test`` expects
         (it passes options of its own): game options are fixed when the env is created.
         """
         if seed is not None:
@@ -396,7 +396,7 @@ def env(num_players: int = 2, render_mode: str | None = None, **options: Any) ->
 def _deprecated_v0_env(**kwargs: Any) -> raw_env:
     """``pettingzoo.make("aec", "splendor-v0")``: the current env, after a ``DeprecationWarning``."""
     warnings.warn(
-        "splendor-v0 is out of date (0.4.0: state() is the global observation, engine_state() the array; "
+        "splendor-v0 is out of date (0.5.0: state() is the global observation, engine_state() the array; "
         "module games observe 1134 floats); use pettingzoo.make('aec', 'splendor-v1')",
         DeprecationWarning,
         stacklevel=2,

@@ -34,7 +34,7 @@ seat on move returned beside the observation), so it is deliberately not named
 ``VectorEnv``: a Gymnasium ``VectorEnv`` for one learner is
 :class:`agents.gym_vector.SplendorVectorEnv` (``gymnasium.make_vec``), built on
 this class. ``splendor_env.vector.VectorEnv`` still answers, with a
-``DeprecationWarning`` (0.4.0).
+``DeprecationWarning`` (0.5.0).
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ class SplendorBatch:
 
     Why the name: this is the multi-seat batched engine with its own API (``reset`` returns
     ``(obs, mask, player)``, ``step`` takes ``env_ids``), not a ``gymnasium.vector.VectorEnv``;
-    ``SplendorBatch`` says so, where ``VectorEnv`` (its name before 0.4.0) suggested Gymnasium's
+    ``SplendorBatch`` says so, where ``VectorEnv`` (its name before 0.5.0) suggested Gymnasium's
     class and ``BatchedGames`` is already :class:`agents.runner.BatchedGames` (agents playing in one).
 
     ``copy=False`` returns the internal buffers (valid until the next call)
@@ -298,7 +298,7 @@ class SplendorBatch:
     def action_masks(self) -> np.ndarray:
         """Current legal-action masks ``[B, num_actions]`` (int8).
 
-        A method (a property before 0.4.0), as in sb3-contrib's ``MaskablePPO`` and the
+        A method (a property before 0.5.0), as in sb3-contrib's ``MaskablePPO`` and the
         Gymnasium views, so every Splendor env asks for masks the same way.
         """
         return self._out(self._masks)
@@ -313,7 +313,7 @@ class SplendorBatch:
         their observation and get zero rewards and False flags. An illegal
         action raises ``ValueError`` naming the game, the action and the
         reason, before any game is changed: :class:`splendor_env.IllegalActionError` (a
-        ``ValueError``, so ``except ValueError`` written before 0.4.0 still catches it).
+        ``ValueError``, so ``except ValueError`` written before 0.5.0 still catches it).
         """
         if not self._has_reset:
             raise RuntimeError("step() called before reset()")
@@ -505,7 +505,7 @@ def sample_legal_actions(masks: np.ndarray, seed_state: np.ndarray) -> np.ndarra
 
 
 def __getattr__(name: str) -> Any:
-    """``VectorEnv``, the name of :class:`SplendorBatch` before 0.4.0, with a ``DeprecationWarning``."""
+    """``VectorEnv``, the name of :class:`SplendorBatch` before 0.5.0, with a ``DeprecationWarning``."""
     if name == "VectorEnv":
         warnings.warn(
             "splendor_env.vector.VectorEnv is now splendor_env.vector.SplendorBatch (the old name will be "
