@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.state import CURRENT, MAX_PLAYERS
 
@@ -251,18 +252,15 @@ class AZAgent(Agent):
         """How many simulations the last search ran (0 before the first)."""
         return 0 if self.last_tree is None else int(self.last_tree.arrays[2][0])
 
-    def root_visits(self, state: np.ndarray, early_stop: bool = False) -> np.ndarray:
-        """Visit count of every root action after one search from ``state`` (seat on move).
-
-        ``early_stop`` applies the ``stop`` option (:meth:`act` does; training targets do not,
-        as it leaves the other counts short). Also sets ``root_value``: the visit-weighted mean
-        value of the root's children for that seat, which :mod:`training.search.selfplay`
-        records next to the visits.
-        """
+    def _searcher(self, state: np.ndarray, sims: int | None) -> tuple[Any, ...]:
+        """An empty tree for a search from ``state`` and ``run(k, n, forced=-1)``, which runs ``k`` more
+        simulations of it (:func:`agents.search.search_network`); also the options and the seat."""
         s = np.ascontiguousarray(state, dtype=np.int32)
         num_players = int(s[st.N_PLAYERS])
         net = self.network(num_players, st.module_names(int(s[st.MODULES])))
         p = self.search_params(net, num_players)
+        if sims is not None:
+            p["sims"] = int(sims)
         seat = int(s[CURRENT])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
         tree = self.last_tree = self._tree(net.num_actions, p)
@@ -277,9 +275,23 @@ class AZAgent(Agent):
         )
         scratch = net.search_args()
 
-        def run(k: int, n: int) -> int:
+        def run(k: int, n: int, forced: int = -1) -> int:
+            if forced >= 0:
+                return search_network(s, seat, k, *common, n, rng, *scratch, forced)
             return search_network(s, seat, k, *common, n, rng, *scratch)
 
+        return s, tree, run, p, seat
+
+    def root_visits(self, state: np.ndarray, early_stop: bool = False, sims: int | None = None) -> np.ndarray:
+        """Visit count of every root action after one search from ``state`` (seat on move).
+
+        ``early_stop`` applies the ``stop`` option (:meth:`act` does; training targets do not,
+        as it leaves the other counts short). ``sims`` replaces the option for this search (the
+        cheap searches of playout-cap randomisation in self-play). Also sets ``root_value``: the
+        visit-weighted mean value of the root's children for that seat, which
+        :mod:`training.search.selfplay` records next to the visits.
+        """
+        _, tree, run, p, seat = self._searcher(state, sims)
         if p["ms"] > 0 and not self._timed_ready:
             warm_up(run, tree, seat)
             self._timed_ready = True
@@ -307,6 +319,52 @@ class AZAgent(Agent):
         self.root_value = float(values.sum() / max(visits.sum(), 1.0))
         return counts
 
+    def gumbel_search(self, state: np.ndarray, actions: int = 16) -> tuple[int, np.ndarray]:
+        """Gumbel AlphaZero's root (Danihelka et al. 2022): ``(move, policy target)`` from ``state``.
+
+        Why: at a few simulations PUCT's visit counts are mostly exploration, a poor target; Gumbel's
+        root improves on the prior with any budget. ``actions`` moves are drawn without replacement
+        (Gumbel-top-k over the prior's logits, from this agent's seeded stream), sequential halving
+        spends the ``sims`` budget on them (PUCT below the root), and the move is the survivor with
+        the highest ``g + logits + sigma(q)``; the target is ``softmax(logits + sigma(completed q))``
+        over the legal ids (:func:`completed_q`, :func:`sigma`). Sets ``root_value`` as :meth:`root_visits` does.
+        """
+        s, tree, run, p, seat = self._searcher(state, None)
+        if p["ms"] > 0:
+            raise ValueError("az option root=gumbel needs a simulation budget (sims), not ms")
+        mask = np.zeros(tree.num_actions, dtype=np.int8)
+        rules.legal_mask(s, mask)
+        legal = np.flatnonzero(mask)
+        n = run(1, 1)  # the root alone: its prior and value
+        child, prior, visits, wsum = (tree.arrays[i] for i in (0, 1, 2, 4))
+        logits = np.log(np.maximum(prior[0, legal].astype(np.float64), 1e-30))
+        root_net_value = float(wsum[0, seat] / max(visits[0], 1.0))
+        g = self.rng.gumbel(size=legal.size)
+        m = min(int(actions), legal.size)
+        alive = np.argsort(-(g + logits), kind="stable")[:m]  # indices into legal
+        budget = int(p["sims"]) - 1
+        phases = max(1, int(np.ceil(np.log2(m)))) if m > 1 else 1
+        used = 0
+        for phase in range(phases):
+            share = budget - used if phase == phases - 1 else budget // phases
+            per = max(1, share // alive.size)
+            for i in alive:
+                n = run(per, n, int(legal[i]))
+                used += per
+            q = completed_q(child, visits, wsum, legal, prior[0, legal], seat, root_net_value)
+            score = g[alive] + logits[alive] + sigma(q[alive], visits, child, legal)
+            keep = 1 if phase == phases - 1 else -(-alive.size // 2)
+            alive = alive[np.argsort(-score, kind="stable")[:keep]]
+        tree.used = n
+        q = completed_q(child, visits, wsum, legal, prior[0, legal], seat, root_net_value)
+        improved = logits + sigma(q, visits, child, legal)
+        target = np.zeros(tree.num_actions, dtype=np.float32)
+        e = np.exp(improved - improved.max())
+        target[legal] = e / e.sum()
+        _, vis, values = tree.root_stats(seat)
+        self.root_value = float(values.sum() / max(vis.sum(), 1.0))
+        return int(legal[alive[0]]), target
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         s, legal, mask = search_inputs("AZAgent", state, action_mask)
         self.network(
@@ -321,12 +379,53 @@ class AZAgent(Agent):
         return f"AZAgent({self.label!r}, {', '.join(f'{k}={v}' for k, v in self.params.items())})"
 
 
+#: Gumbel AlphaZero's ``sigma(q) = (C_VISIT + max_b N(b)) * C_SCALE * q`` (the paper's constants).
+C_VISIT, C_SCALE = 50.0, 0.1
+
+
+def sigma(q: np.ndarray, visits: np.ndarray, child: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Gumbel's monotone transform of root values: it grows with the most-visited child's count, so
+    the values outweigh the prior more the longer the search ran."""
+    nodes = child[0, legal]
+    most = float(visits[nodes[nodes >= 0]].max()) if (nodes >= 0).any() else 0.0
+    return (C_VISIT + most) * C_SCALE * q
+
+
+def completed_q(
+    child: np.ndarray,
+    visits: np.ndarray,
+    wsum: np.ndarray,
+    legal: np.ndarray,
+    prior: np.ndarray,
+    seat: int,
+    root_net_value: float,
+) -> np.ndarray:
+    """Each legal root action's value for ``seat``: its child's mean when visited, else the mixed
+    value (the root's network value and the prior-weighted mean of the visited children, by the
+    visits; the paper's appendix), so an unvisited action is neither favoured nor dropped."""
+    nodes = child[0, legal]
+    n = np.where(nodes >= 0, visits[np.maximum(nodes, 0)], 0.0)
+    seen = n > 0
+    q = np.zeros(legal.size)
+    q[seen] = wsum[nodes[seen], seat] / n[seen]
+    total = n.sum()
+    mixed = root_net_value
+    if total > 0:
+        pi = prior / max(prior.sum(), 1e-30)
+        weighted = float((pi[seen] * q[seen]).sum() / max(pi[seen].sum(), 1e-30))
+        mixed = (root_net_value + total * weighted) / (1.0 + total)
+    q[~seen] = mixed
+    return q
+
+
 __all__ = [
     "NETWORK_OPTIONS",
     "PARAMS",
     "AZAgent",
     "Network",
     "check_network_options",
+    "completed_q",
+    "sigma",
     "parse_az_spec",
     "validate_params",
 ]

@@ -422,6 +422,7 @@ def search_network(
     logits: np.ndarray,
     values: np.ndarray,
     other_values: np.ndarray,
+    forced: int = -1,
 ) -> int:
     """``sims`` more PUCT simulations, leaves evaluated ``batch`` at a time; returns the node count.
 
@@ -430,6 +431,10 @@ def search_network(
     seat's observation, the per-seat value (:func:`agents.net.seat_values`). Virtual loss
     keeps the simulations of one batch apart. Called again with the returned count, it
     goes on where it stopped.
+
+    ``forced >= 0``: every simulation takes that action at the root (where legal) and PUCT below
+    it, so a root rule other than PUCT (Gumbel's sequential halving, :meth:`agents.az.AZAgent.gumbel_search`)
+    chooses where the simulations go without a second search core.
     """
     child, prior, expanded = tree[0], tree[1], tree[6]
     leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
@@ -461,7 +466,10 @@ def search_network(
                 if expanded[node] == 0:
                     leaf_row[j] = n_eval
                     break
-                a = select_puct(tree, node, mask, player, c_puct, fpu)
+                if node == 0 and forced >= 0 and mask[forced]:
+                    a = forced
+                else:
+                    a = select_puct(tree, node, mask, player, c_puct, fpu)
                 if child[node, a] < 0 and n_nodes >= max_nodes:  # tree full: evaluate here
                     leaf_row[j] = n_eval
                     break

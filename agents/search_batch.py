@@ -552,12 +552,14 @@ class BatchedSearch:
         c: np.ndarray,
         fpu: np.ndarray,
         ptemp: np.ndarray,
+        sims: np.ndarray | None = None,
     ) -> tuple[list[np.ndarray], np.ndarray]:
         """Search ``roots[t]`` (each for its seat on move, stream seeded ``seeds[t]``) in trees ``0..K-1``.
 
         Returns each root's visit counts over the action ids and its value for the seat on move, what
         ``AZAgent.root_visits`` returns and sets as ``root_value`` (the same arithmetic): the root
-        alone first (its prior guides the rest), then ``sims - 1`` more simulations.
+        alone first (its prior guides the rest), then ``sims - 1`` more simulations (``sims[t]``, at
+        most the budget, for tree ``t`` when given: self-play's cheap searches).
         """
         k = roots.shape[0]
         if k > self.tree.trees:
@@ -569,8 +571,8 @@ class BatchedSearch:
         n_nodes = np.ones(k, dtype=np.int64)
         todo = np.ones(k, dtype=np.int64)
         self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
-        if self.sims > 1:
-            todo[:] = self.sims - 1
+        todo[:] = (self.sims if sims is None else np.minimum(sims, self.sims)) - 1
+        if todo.max() > 0:
             self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
         self.tree.used[:k] = n_nodes
         counts, root_values = [], np.zeros(k)

@@ -159,6 +159,8 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
         ([3], [], "az_3_4p", 2, {"batched_games": 1}),  # one game at a time: the slots refill
         ([3, 4], [], "az_3_4p", 2, {}),  # player counts alternate within a job
         ([2], ["cities", "orient"], "fresh", 2, {}),  # a module game, a fresh network of that game
+        ([2], [], "az_2p", 3, {"full_share": 0.5, "cheap_sims": 4}),  # playout-cap randomisation
+        ([3, 4], [], "az_3_4p", 2, {"full_share": 0.3, "cheap_sims": 3, "record_share": 0.5}),
     ],
 )
 def test_a_batched_job_equals_the_per_game_job(

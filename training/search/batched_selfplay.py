@@ -44,12 +44,10 @@ from training.search.network import cached_agent
 from training.search.replay import FIELDS, Positions, concat, count
 from training.search.selfplay import (
     SearchRecorder,
-    choose_move,
     game_seeds,
+    make_recorder,
     opponent_game,
     selfplay_job,
-    sharpen,
-    visit_target,
 )
 
 #: Most games played at once by one worker (each holds a tree of ``sims + 1`` nodes).
@@ -68,7 +66,8 @@ class _Game:
     search_rng: np.random.Generator  # the search seeds (the az agent's)
     recorder: SearchRecorder  # its decisions and move sampling (the recorder's rng)
     actions: list[int] = field(default_factory=list)
-    waiting: tuple[np.ndarray, np.ndarray, int, np.ndarray, int] | None = None  # obs, mask, index, root, seed
+    # obs, mask, index, root, search seed, (full search, recorded)
+    waiting: tuple[np.ndarray, np.ndarray, int, np.ndarray, int, tuple[bool, bool]] | None = None
 
 
 def _start(
@@ -78,8 +77,9 @@ def _start(
     deal, search, sample = seeds
     env = raw_env(num_players=num_players, modules=modules, max_turns=sp["max_turns"])
     env.reset(seed=deal)
-    recorder = SearchRecorder(None, sp["sample_moves"], sp["temperature"], sp["target_temperature"])
+    recorder = make_recorder(None, sp)
     recorder.seed(sample)
+    recorder.streams(sample)
     return _Game(
         index,
         num_players,
@@ -111,7 +111,7 @@ def _advance(game: _Game) -> None:
             game.actions.append(int(legal[0]))
             continue
         seed = int(game.search_rng.integers(0, 2**63))
-        game.waiting = (view["observation"], view["action_mask"], index, state, seed)
+        game.waiting = (view["observation"], view["action_mask"], index, state, seed, rec.plan())
         return
 
 
@@ -129,18 +129,9 @@ def _finish(game: _Game) -> tuple[Positions, dict[str, Any]]:
 
 def _record(game: _Game, counts: np.ndarray, root_value: float) -> int:
     """Write down the waiting decision with its search's ``counts`` as ``SearchRecorder.act`` does; its move."""
-    observation, mask, index, state, _ = game.waiting
+    observation, mask, index, state, _, plan = game.waiting
     game.waiting = None
-    rec = game.recorder
-    target = visit_target(counts, mask)
-    seen = rec.seen
-    seen["obs"].append(np.array(observation, np.float32))
-    seen["mask"].append(np.asarray(mask) != 0)
-    seen["policy"].append(sharpen(target, rec.target_temperature))
-    seen["seat"].append(int(state[CURRENT]))
-    seen["decision"].append(index)
-    seen["q"].append(root_value)
-    return choose_move(counts, target, index < rec.sample_moves, rec.temperature, rec.rng)
+    return game.recorder.respond(observation, mask, index, int(state[CURRENT]), counts, root_value, plan)
 
 
 def make_evaluator(az: Any, device: str) -> Any:
@@ -174,6 +165,10 @@ def play_games_batched(
     all games are searched together, and each game records its decision and plays its move.
     """
     sp = selfplay
+    if sp.get("root", "puct") != "puct":
+        raise ValueError(
+            "selfplay.root: gumbel is played by the per-game path only (selfplay.batched: false)"
+        )
     pending = list(games)
     pending.reverse()  # pop() takes them in order
     slots = max(1, min(at_once, len(games)))
@@ -214,7 +209,9 @@ def play_games_batched(
         roots = np.array([gm.waiting[3] for gm in live], dtype=np.int32)
         seeds = np.array([gm.waiting[4] for gm in live], dtype=np.uint64)
         c, fpu, ptemp = (np.array([params[gm.num_players][i] for gm in live]) for i in range(3))
-        counts, root_values = search.search(roots, seeds, c, fpu, ptemp)
+        cheap = int(sp.get("cheap_sims", search.sims))
+        sims = np.array([search.sims if gm.waiting[5][0] else cheap for gm in live], dtype=np.int64)
+        counts, root_values = search.search(roots, seeds, c, fpu, ptemp, sims)
         for t, game in enumerate(live):
             action = _record(game, counts[t], float(root_values[t]))
             game.env.step(action)

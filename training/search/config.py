@@ -66,6 +66,15 @@ class SelfPlaySection(Section):
     batched_device: Literal["auto", "cpu", "cuda"] = "cpu"
     batched_games: Int(ge=1) = 256
     batched_lane_trees: Int(ge=1) = 64
+    # playout-cap randomisation: a decision gets the full search (sims) with probability full_share, else
+    # cheap_sims simulations played greedily and not recorded; 1.0 = every decision a full search
+    full_share: Float(gt=0, le=1) = 1.0
+    cheap_sims: Int(ge=1) = 16
+    # the root of the full searches: puct (the visit counts are the target) or gumbel (Gumbel AlphaZero:
+    # gumbel_actions moves sampled, sequential halving, completed-Q target; per-game path only)
+    root: Literal["puct", "gumbel"] = "puct"
+    gumbel_actions: Int(ge=2) = 16
+    record_share: Float(gt=0, le=1) = 1.0  # the share of a game's full-search decisions recorded (seeded)
 
 
 class BufferSection(Section):
@@ -149,6 +158,17 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         cfg.train.min_positions <= cfg.buffer.capacity,
         "train.min_positions",
         f"must be <= buffer.capacity ({cfg.buffer.capacity}), or training never starts",
+    )
+    sp = cfg.selfplay
+    check(
+        sp.full_share == 1 or sp.cheap_sims < sp.sims,
+        "selfplay.cheap_sims",
+        f"must be < selfplay.sims ({sp.sims}) when selfplay.full_share < 1",
+    )
+    check(
+        sp.root == "puct" or not sp.batched,
+        "selfplay.root",
+        "gumbel is played by the per-game path only: set selfplay.batched: false",
     )
     if cfg.init != FRESH:
         from agents.checkpoint import model_zip_problem

@@ -111,29 +111,93 @@ class SearchRecorder(Agent):
 
     A decision is written down field by field (:attr:`seen`) until the game's end gives its result:
     :meth:`positions` then turns the game into :data:`~training.search.replay.Positions`.
+
+    The options of ``selfplay`` past the temperatures, each off by default (docs/training.md):
+    ``full_share`` < 1 searches a decision with the full budget with that probability, else with
+    ``cheap_sims`` simulations, played greedily and not recorded (playout-cap randomisation);
+    ``root="gumbel"`` runs Gumbel AlphaZero's root on the full searches
+    (``AZAgent.gumbel_search``, ``gumbel_actions`` sampled moves); ``record_share`` < 1 records
+    that share of the full-search decisions. Their draws come from streams of the game's sampling
+    seed (:meth:`begin`), one draw per searched decision, so a game's records do not depend on how
+    the games are cut into jobs or played (one at a time or batched).
     """
 
     name = "az-selfplay"
     needs_state = True
 
     def __init__(
-        self, az: Any, sample_moves: int, temperature: float, target_temperature: float = 1.0
+        self,
+        az: Any,
+        sample_moves: int,
+        temperature: float,
+        target_temperature: float = 1.0,
+        full_share: float = 1.0,
+        cheap_sims: int = 16,
+        record_share: float = 1.0,
+        root: str = "puct",
+        gumbel_actions: int = 16,
     ) -> None:
         super().__init__(0)
         self.az, self.sample_moves, self.temperature = az, sample_moves, temperature
         self.target_temperature = target_temperature
+        self.full_share, self.cheap_sims, self.record_share = full_share, cheap_sims, record_share
+        self.root, self.gumbel_actions = root, gumbel_actions
+        self.streams(0)
         self.forget()
 
     def begin(self, search_seed: int, sample_seed: int) -> None:
         """A new game: reseed the search and the sampling, forget the last game's decisions."""
         self.az.seed(search_seed)
         self.seed(sample_seed)
+        self.streams(sample_seed)
         self.forget()
+
+    def streams(self, sample_seed: int) -> None:
+        """The game's draws of full or cheap search and of recorded or not (apart from the move
+        sampling's, which they must not shift: with the defaults they draw nothing)."""
+        self.cap_rng = np.random.default_rng([sample_seed, 1])
+        self.record_rng = np.random.default_rng([sample_seed, 2])
 
     def forget(self) -> None:
         """No decision recorded yet."""
         self.seen: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "policy", "seat", "decision", "q")}
         self.decisions = 0
+
+    def plan(self) -> tuple[bool, bool]:
+        """``(full search, recorded)`` of the next searched decision: a cheap search is never recorded."""
+        full = self.full_share >= 1.0 or bool(self.cap_rng.random() < self.full_share)
+        keep = self.record_share >= 1.0 or bool(self.record_rng.random() < self.record_share)
+        return full, full and keep
+
+    def note(
+        self, observation: np.ndarray, mask: np.ndarray, index: int, seat: int, policy: np.ndarray, q: float
+    ) -> None:
+        """Write down one decision: what the seat saw, its legal ids, the policy target and the search's value."""
+        seen = self.seen
+        seen["obs"].append(np.array(observation, np.float32))
+        seen["mask"].append(np.asarray(mask) != 0)
+        seen["policy"].append(policy)
+        seen["seat"].append(seat)
+        seen["decision"].append(index)
+        seen["q"].append(q)
+
+    def respond(
+        self,
+        observation: np.ndarray,
+        mask: np.ndarray,
+        index: int,
+        seat: int,
+        counts: np.ndarray,
+        root_value: float,
+        plan: tuple[bool, bool] = (True, True),
+    ) -> int:
+        """The move from a PUCT search's ``counts`` (recording the decision if ``plan`` says so): sampled
+        in the opening of a full search, else the most visited."""
+        full, keep = plan
+        target = visit_target(counts, mask)
+        if keep:
+            self.note(observation, mask, index, seat, sharpen(target, self.target_temperature), root_value)
+        return choose_move(counts, target, full and index < self.sample_moves, self.temperature, self.rng)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         assert state is not None
@@ -141,16 +205,15 @@ class SearchRecorder(Agent):
         legal = np.flatnonzero(action_mask)
         if legal.size == 1:  # a forced move teaches the policy nothing
             return int(legal[0])
-        counts = self.az.root_visits(state)
-        target = visit_target(counts, action_mask)
-        seen = self.seen
-        seen["obs"].append(np.array(observation, np.float32))
-        seen["mask"].append(np.asarray(action_mask) != 0)
-        seen["policy"].append(sharpen(target, self.target_temperature))
-        seen["seat"].append(int(state[CURRENT]))
-        seen["decision"].append(index)
-        seen["q"].append(self.az.root_value)
-        return choose_move(counts, target, index < self.sample_moves, self.temperature, self.rng)
+        plan = self.plan()
+        seat = int(state[CURRENT])
+        if plan[0] and self.root == "gumbel":  # its move is its own choice: Gumbel noise explores
+            move, policy = self.az.gumbel_search(state, self.gumbel_actions)
+            if plan[1]:
+                self.note(observation, action_mask, index, seat, policy, self.az.root_value)
+            return move
+        counts = self.az.root_visits(state, sims=None if plan[0] else self.cheap_sims)
+        return self.respond(observation, action_mask, index, seat, counts, self.az.root_value, plan)
 
     def positions(self, rewards: np.ndarray, obs_dim: int, num_actions: int) -> Positions:
         """The game's recorded decisions, each valued by its seat's result in ``rewards``.
@@ -170,6 +233,22 @@ class SearchRecorder(Agent):
             data["seat"][:] = seats
             data["phase"][:] = np.array(seen["decision"]) / max(1, self.decisions)
         return data
+
+
+def make_recorder(az: Any, selfplay: dict[str, Any]) -> SearchRecorder:
+    """The recorder of a job's ``selfplay`` section (options a job dict from an older run lacks are off)."""
+    sp = selfplay
+    return SearchRecorder(
+        az,
+        sp["sample_moves"],
+        sp["temperature"],
+        sp["target_temperature"],
+        full_share=sp.get("full_share", 1.0),
+        cheap_sims=sp.get("cheap_sims", 16),
+        record_share=sp.get("record_share", 1.0),
+        root=sp.get("root", "puct"),
+        gumbel_actions=sp.get("gumbel_actions", 16),
+    )
 
 
 def play_selfplay_game(
@@ -221,7 +300,7 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
 
     sp = job["selfplay"]
     az = cached_agent(job["network"], "az", 0, sims=sp["sims"], c=sp["c"], fpu=sp["fpu"], batch=sp["batch"])
-    recorder = SearchRecorder(az, sp["sample_moves"], sp["temperature"], sp["target_temperature"])
+    recorder = make_recorder(az, sp)
     # one agent per seat and spec: an agent may keep state between its own moves
     most = max(job["player_counts"])
     opponents = {spec: [build(spec, seed=0) for _ in range(most)] for spec in sp["opponents"]}
