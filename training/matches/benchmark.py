@@ -198,6 +198,7 @@ def make_card(
     games = PROTOCOL["games"]["quick" if quick else "full"]
     refs = list(PROTOCOL["references"])
     out: list[dict[str, Any]] = []
+    made = where_made()  # the commit the games are played at, taken before they start
     t0, c0 = time.perf_counter(), cpu_seconds()
     for n, mods in configs:
         t1 = time.perf_counter()
@@ -246,7 +247,7 @@ def make_card(
             "workers": workers,
             "backend": backend,
         },
-        "made": where_made(),
+        "made": made,
     }
 
 
