@@ -160,7 +160,7 @@ def cpu_timer(vector: Any, batch: int, modules: tuple[str, ...], steps: int) -> 
     """A function timing ``steps`` batched steps (uniformly random legal actions, 2 players) of one
     game of ``vector`` (a ``splendor_env.vector`` module, or another engine version's): process CPU
     seconds per game step. The game carries on from one call to the next."""
-    batch_class = getattr(vector, "SplendorBatch", None) or vector.VectorEnv  # engines before 0.4.0
+    batch_class = getattr(vector, "SplendorBatch", None) or vector.VectorEnv  # engines before 0.5.0
     venv = batch_class(batch, 2, copy=False, modules=modules)
     _, masks, _ = venv.reset(seed=0)
     rng = np.array([12345], dtype=np.uint64)
