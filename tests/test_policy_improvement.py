@@ -158,3 +158,43 @@ def test_bad_options_are_refused_naming_the_key(selfplay: dict[str, Any], key: s
     with pytest.raises(ValueError, match=key.replace(".", r"\.")) as err:
         search_config.from_dict({"players": 2, "init": "fresh", "selfplay": selfplay}, check_specs=False)
     assert "\n" not in str(err.value).strip()
+
+
+class _Critic:
+    """A stand-in policy whose critic gives each replayed row a value fixed in advance."""
+
+    def __init__(self, values: list[float]) -> None:
+        self.values = np.array(values, dtype=np.float32)
+
+    def set_training_mode(self, _: bool) -> None:
+        pass
+
+    def predict_values(self, obs: Any) -> Any:
+        import torch
+
+        assert obs.shape[0] == self.values.size  # one row per seat and decision of the games won alone
+        return torch.as_tensor(self.values[:, None])
+
+
+def test_the_winner_pick_replays_the_new_games_and_scores_the_critic_by_turn() -> None:
+    from training.search.learner import winner_pick
+
+    records = _default()["records"]
+    won = [r for r in records if len(r["winners"]) == 1 and not r["truncated"]]
+    assert won
+
+    def critic(sign: float) -> _Critic:
+        rows = [
+            sign * (1.0 if q == r["winners"][0] else -1.0)
+            for r in won
+            for _ in r["actions"]
+            for q in range(r["num_players"])
+        ]
+        return _Critic(rows)
+
+    right, wrong = winner_pick(critic(1.0), records), winner_pick(critic(-1.0), records)
+    assert right["winner_pick"] == 1.0 and wrong["winner_pick"] == 0.0
+    assert {"winner_pick_0_9", "winner_pick_10_19"} <= right.keys()
+    n = sum(len(r["actions"]) * r["num_players"] for r in won)
+    assert winner_pick(_Critic([0.0] * n), records)["winner_pick_0_9"] == 0.5  # a tie of two counts 1/2
+    assert winner_pick(_Critic([]), [r for r in records if r not in won]) == {}

@@ -112,6 +112,9 @@ class EvalSection(Section):
         default=["ppo", "az"], min_length=1
     )  # network alone / with search
     sims: Int(ge=2) = 32  # simulations per move of the az mode
+    # each iteration, log how often the critic picks the winner of the new games, by the mover's turn
+    # (new_winner_pick_0_9, _10_19, _20; the value report's rule); replays every decision of the games
+    winner_pick: bool = False
 
 
 class SearchTrainConfig(Section):

@@ -21,6 +21,9 @@ from training.common.config import ConfigError
 from training.search.config import SearchTrainConfig
 from training.search.replay import Positions, ReplayBuffer
 
+#: Winner-pick phases by the mover's own turn (a round per seat): (name, first round, past the last).
+PICK_PHASES = (("0_9", 0, 10), ("10_19", 10, 20), ("20", 20, 10**9))
+
 #: Game phases for the value sign accuracy: (name, from, to) as shares of a game's decisions.
 PHASES = (("early", 0.0, 1 / 3), ("mid", 1 / 3, 2 / 3), ("late", 2 / 3, 1.01))
 
@@ -67,6 +70,52 @@ def value_accuracy(values: np.ndarray, targets: np.ndarray, phase: np.ndarray) -
         sel = (phase >= lo) & (phase < hi) & (targets != 0)
         if sel.any():
             out[name] = float((np.sign(values[sel]) == np.sign(targets[sel])).mean())
+    return out
+
+
+def winner_pick(policy: Any, records: list[dict[str, Any]]) -> dict[str, float]:
+    """How often the critic picks the winner of the new games, overall and by the mover's turn (rounds
+    0-9, 10-19, 20 on): the value report's rule (:mod:`training.matches.value_scores`).
+
+    Why: the value report measures this after a run; during it, it tells whether the critic gets better
+    at the early positions, where a search needs it most. Every decision of a game won alone is
+    replayed from its record; each seat's critic value gives az's leaf value
+    (:func:`agents.net.seat_values`; 2 players: the sign of the mover's), the seat with the highest is
+    the pick (a k-way tie at the top counts 1/k). Shared and truncated games are left out.
+    """
+    from splendor_env import state as st
+    from splendor_env.records import new_env
+    from training.matches.value_scores import pick_hits, seat_leaf_values
+
+    obs, winners, rounds, seats = [], [], [], []
+    for record in records:
+        if len(record.get("winners", [])) != 1 or record.get("truncated"):
+            continue
+        env = new_env(record)
+        n = int(record["num_players"])
+        for action in record["actions"]:
+            s = env.game_state
+            obs.extend(env.observe(f"player_{q}")["observation"] for q in range(n))
+            winners.append(int(record["winners"][0]))
+            rounds.append(int(s[st.TURN]) // n)
+            seats.append(n)
+            env.step(int(action))
+    if not winners:
+        return {}
+    policy.set_training_mode(False)
+    with torch.no_grad():
+        values = policy.predict_values(torch.as_tensor(np.asarray(obs, np.float32))).numpy()[:, 0]
+    hits, start = np.zeros(len(winners)), 0
+    for i, n in enumerate(seats):  # a game's player count may differ from the next one's
+        leaf = seat_leaf_values(values[start : start + n].reshape(1, n))
+        hits[i] = pick_hits(leaf, np.array([winners[i]]))[0]
+        start += n
+    out = {"winner_pick": float(hits.mean())}
+    turn = np.array(rounds)
+    for name, lo, hi in PICK_PHASES:
+        sel = (turn >= lo) & (turn < hi)
+        if sel.any():
+            out[f"winner_pick_{name}"] = float(hits[sel].mean())
     return out
 
 

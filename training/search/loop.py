@@ -31,7 +31,13 @@ from training.matches.match import MatchResult
 from training.search.batched_selfplay import selfplay_job_batched
 from training.search.config import SearchTrainConfig, to_dict
 from training.search.gate import gate_and_evaluate, match_job, opponent_win_rates
-from training.search.learner import evaluate_positions, make_optimizer, resume_optimizer, train_network
+from training.search.learner import (
+    evaluate_positions,
+    make_optimizer,
+    resume_optimizer,
+    train_network,
+    winner_pick,
+)
 from training.search.network import game_sizes, initial_model, load_learner, pick_device
 from training.search.replay import ReplayBuffer, concat, count
 from training.search.selfplay import selfplay_job, selfplay_jobs
@@ -276,6 +282,8 @@ def selfplay_step(run: Run, learning: Learning, session: Session) -> None:
     policy, weight = learning.learner.policy, cfg.train.search_value_weight
     new = evaluate_positions(policy, data, torch.device("cpu"), weight)
     run.row.update({f"new_{k}": v for k, v in new.items()})
+    if cfg.eval.winner_pick:
+        run.row.update({f"new_{k}": v for k, v in winner_pick(policy, records).items()})
     learning.buffer.add(data)
     run.positions += count(data)
     run.step = "train"
