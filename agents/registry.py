@@ -43,6 +43,7 @@ _SPECS: dict[str, str] = {
     "az[:MODEL][,key=value...] with keys batch, c, fpu, ms, ptemp, sims, stop",
     "lookahead": "one-ply lookahead over the engine: two-card purchase plan, denial of the opponent's best buy",
     "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
+    "rllib": "a policy trained by RLlib (python -m training.rllib_ppo): rllib:runs/NAME/checkpoint; needs the rllib extra",
 }
 
 
@@ -247,6 +248,10 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
 
         _no_options(name, rest, kwargs)
         return LookaheadAgent(seed)
+    if name == "rllib":
+        from .rllib import RLlibAgent  # imports Ray only when built
+
+        return RLlibAgent(rest, seed=seed, **kwargs)
     agent = _make_plugin(spec, seed, kwargs)
     if agent is not None:
         return agent

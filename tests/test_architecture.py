@@ -22,7 +22,7 @@ PACKAGES = ("agents", "training")
 TRAINING_LAYERS = (
     ("training.common",),
     ("training.matches",),
-    ("training.ppo", "training.search", "training.app"),
+    ("training.ppo", "training.search", "training.app", "training.rllib"),
     ("training.bench",),
 )
 #: Lines a file above the engine may have: longer ones hold more than one concept.

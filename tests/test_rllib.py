@@ -1,0 +1,158 @@
+"""The RLlib recipe (training/rllib/, agents/rllib.py, docs/tutorials/rllib.md): trains, resumes, plays as an agent.
+
+Runs only where the ``rllib`` extra is installed (it pins gymnasium 1.2.2, so CI gives it a
+virtual environment of its own: .ci/run); elsewhere the whole file skips. Ray's ``local_mode``
+is gone from Ray 2.60 (it raises), so "local" here is ``num_env_runners: 0``: the games are
+sampled and learnt in this process, with one Ray instance for the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+
+import ray  # noqa: E402 - after the skip
+
+import agents  # noqa: E402
+from training.common.cli import CliError  # noqa: E402
+from training.common.config import ConfigError  # noqa: E402
+from training.rllib import config as config_mod  # noqa: E402
+from training.rllib.env import SplendorMultiAgentEnv, env_config  # noqa: E402
+from training.rllib.loop import check_resume, train  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+ALL_MODULES = ["cities", "trading_posts", "orient", "strongholds"]
+#: One short iteration in this process: what every training test runs.
+TINY = [
+    "iterations=1",
+    "env_runners.num_env_runners=0",
+    "ppo.train_batch_size=200",
+    "ppo.minibatch_size=100",
+    "ppo.num_epochs=1",
+    "network.hidden=[32]",
+    "eval.games=2",
+    "checkpoint_every=1",
+]
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def tiny_config(tmp_path: Path, *extra: str) -> config_mod.RLlibConfig:
+    return config_mod.load(ROOT / "configs/rllib_ppo_2p.yaml", [*TINY, f"output_dir={tmp_path}", *extra])
+
+
+@pytest.mark.parametrize(("players", "modules"), [(2, []), (3, ["cities"]), (4, ALL_MODULES)])
+def test_env_adapter_gives_the_masking_module_keys_and_plays_legal_games(
+    players: int, modules: list[str]
+) -> None:
+    env = SplendorMultiAgentEnv(env_config(players, modules))
+    space = env.observation_space["player_0"]
+    assert set(space.spaces) == {"observations", "action_mask"}
+    assert space["action_mask"].dtype == np.float32
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while True:
+        ((agent, o),) = obs.items()  # one observation: the seat on move
+        assert o["action_mask"].dtype == np.float32 and space.contains(o)
+        obs, rewards, terminated, truncated, _ = env.step(
+            {agent: int(rng.choice(np.flatnonzero(o["action_mask"])))}
+        )
+        if terminated["__all__"] or truncated["__all__"]:
+            break
+    assert set(obs) == set(env.possible_agents)  # everyone sees the end
+    assert terminated["__all__"] and sorted(rewards.values())[-1] == 1.0
+
+
+def test_config_errors_name_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^ppo.bogus: unknown key 'bogus'"):
+        tiny_config(tmp_path, "ppo.bogus=1")
+    with pytest.raises(ConfigError, match=r"^players: must be <= 4"):
+        tiny_config(tmp_path, "players=5")
+    with pytest.raises(ConfigError, match=r"^modules\[0\]: unknown module 'castles'"):
+        tiny_config(tmp_path, "modules=[castles]")
+    with pytest.raises(ConfigError, match=r"^ppo.minibatch_size: must be <= ppo.train_batch_size"):
+        tiny_config(tmp_path, "ppo.minibatch_size=400")
+    with pytest.raises(ConfigError, match=r"^eval.opponents\[0\]: unknown or unusable agent spec 'nobody'"):
+        tiny_config(tmp_path, "eval.opponents=[nobody]")
+    with pytest.raises(CliError, match="--resume: no checkpoint in"):
+        check_resume(tiny_config(tmp_path))
+
+
+def test_the_agent_spec_refuses_a_folder_without_a_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no RLlib checkpoint at"):
+        agents.make(f"rllib:{tmp_path}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("players", "modules"), [(2, []), (4, ALL_MODULES)])
+def test_one_iteration_trains_saves_evaluates_and_plays_as_an_agent(
+    ray_local: None, tmp_path: Path, players: int, modules: list[str]
+) -> None:
+    cfg = tiny_config(tmp_path, f"players={players}", f"modules={json.dumps(modules)}")
+    summary = train(cfg, log=lambda _line: None)
+    assert summary["iterations"] == 1 and summary["env_steps"] >= 200
+    assert [r["opponent"] for r in summary["eval"]] == ["random", "greedy"]
+    assert all(r["games"] == 2 and r["players"] == players for r in summary["eval"])
+    agent = agents.make(summary["agent_spec"], seed=0)
+    agent.check_game(players, tuple(modules))
+    with pytest.raises(ValueError, match="cannot play this game"):
+        agent.check_game(2 if players != 2 else 3, tuple(modules))
+    import splendor_env
+
+    env = splendor_env.env(num_players=players, modules=tuple(modules))
+    env.reset(seed=1)
+    obs = env.observe(env.agent_selection)
+    action = agent.act(obs["observation"], obs["action_mask"])
+    assert obs["action_mask"][action] == 1
+
+
+@pytest.mark.slow
+def test_resume_continues_the_checkpoint_up_to_the_iterations(ray_local: None, tmp_path: Path) -> None:
+    train(tiny_config(tmp_path, "eval.games=0"), log=lambda _line: None)
+    lines: list[str] = []
+    summary = train(tiny_config(tmp_path, "eval.games=0", "iterations=2"), resume=True, log=lines.append)
+    assert lines[0].startswith("resumed from") and "after 1 iterations" in lines[0]
+    assert summary["iterations"] == 2 and summary["eval"] == []
+
+
+# The tutorial's blocks use the ```py fence, which tests/test_docs_code.py (```python only) leaves to this
+# file: they need Ray RLlib. The budget shortens the run as that file's BUDGETS do.
+TUTORIAL = ROOT / "docs/tutorials/rllib.md"
+BUDGET = [
+    ("iterations=20", "iterations=1"),
+    ("games=100", "games=2"),
+    ("games=20", "games=1"),
+    ('"env_runners.num_env_runners=1"', '"env_runners.num_env_runners=0", "ppo.train_batch_size=200"'),
+]
+
+
+@pytest.mark.slow
+def test_tutorial_blocks_run(tmp_path: Path) -> None:
+    text = TUTORIAL.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```py\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) >= 3
+    source = "\n".join(blocks)
+    for old, new in BUDGET:
+        assert old in source, f"the tutorial no longer contains {old!r}"
+        source = source.replace(old, new)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        exec(compile(source, str(TUTORIAL), "exec"), {"__name__": "__docs__"})  # noqa: S102
+    finally:
+        os.chdir(cwd)
+        if ray.is_initialized():
+            ray.shutdown()
+    assert (tmp_path / "results/rllib_tutorial/summary.json").is_file()
