@@ -81,23 +81,34 @@ def url() -> Iterator[str]:
         yield base
 
 
-@pytest.fixture
-def page(browser: Any, url: str) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
-    page = context.new_page()
-    script_errors: list[str] = []
-    page.on("pageerror", lambda exc: script_errors.append(str(exc)))
+#: Where the tests write their screenshots (the docs' come from a run with this set to docs/img).
+SHOTS = os.environ.get("SPLENDOR_APP_SCREENSHOTS")
+SIZES = {"1280x800": (1280, 800), "390x844": (390, 844)}
+
+
+def open_page(browser: Any, url: str, size: tuple[int, int]) -> Any:
+    page = browser.new_context(viewport={"width": size[0], "height": size[1]}).new_page()
+    page.script_errors = []
+    page.on("pageerror", lambda exc: page.script_errors.append(str(exc)))
     page.set_default_timeout(30_000)
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]")
+    return page
+
+
+@pytest.fixture
+def page(browser: Any, url: str) -> Iterator[Any]:
+    page = open_page(browser, url, (1600, 1000))
     try:
         yield page
     finally:
-        context.close()
-    assert not script_errors, f"the page's JavaScript failed: {script_errors}"
+        page.context.close()
+    assert not page.script_errors, f"the page's JavaScript failed: {page.script_errors}"
 
 
 def start(page: Any, seats: list[str], modules: tuple[str, ...] = (), seed: int = 0) -> None:
+    if not page.is_visible("#seat-0"):
+        page.click("#new-game")
     for i in range(4):
         page.fill(f"#seat-{i}", seats[i] if i < len(seats) else "")
     for m in modules:
@@ -115,52 +126,159 @@ def over(page: Any) -> bool:
     return page.get_attribute("#status", "data-over") == "true"
 
 
-def play_by_clicking(page: Any, rng: random.Random) -> int:
-    """Click moves until the game ends: a purchase when there is one, else any move; returns the clicks."""
+def my_turn(page: Any) -> None:
+    """Wait until the board offers moves (the agents have answered) or the game is over."""
+    page.wait_for_selector("#table [data-action], #status[data-over=true]", timeout=60_000)
+
+
+def click_move(page: Any, move: dict[str, Any]) -> None:
+    """Play ``move`` (an entry of the view's legal moves) by clicking pieces of the board only."""
+    ident = str(move["id"])
+    if move.get("gems"):
+        page.click("#clear")
+        for gem in move["gems"]:
+            page.click(f"#bank-{gem}")
+        assert page.get_attribute("#confirm", "data-action") == ident
+        page.click("#confirm")
+    elif move["target"] == "decision":
+        page.click(f'#decision [data-action="{ident}"]')
+    else:
+        piece = page.locator(f"#table #{move['target']}")
+        assert ident in piece.get_attribute("data-action").split(), move
+        piece.click()
+        menu = page.locator(f'#menu [data-action="{ident}"]')
+        if menu.count():
+            if move["verb"] == "buy":  # a purchase says what it spends before it is made
+                assert "spends" in menu.inner_text(), move
+            menu.click()
+
+
+def play_by_clicking(page: Any, rng: random.Random, fits: tuple[int, int] | None = None) -> int:
+    """Click the board until the game ends: a purchase when there is one, else any move; returns the clicks.
+
+    With ``fits``, the page must show the whole game view without scrolling at every move."""
     clicks = 0
-    while not over(page):
-        page.wait_for_selector("#moves button:not([disabled]), #status[data-over=true]")
+    while True:
+        my_turn(page)
         if over(page):
-            break
-        texts = page.locator("#moves button").all_inner_texts()
-        buys = [i for i, t in enumerate(texts) if t.startswith("buy")]
-        choice = buys[0] if buys else rng.randrange(len(texts))
+            return clicks
+        legal = page.evaluate("window.app.view.legal")
+        buys = [m for m in legal if m["verb"].startswith("buy")]
+        move = buys[0] if buys else rng.choice(legal)
         before = board_move(page)
-        page.locator("#moves button").nth(choice).click()
+        click_move(page, move)
         page.wait_for_function(
             "before => document.getElementById('board').dataset.move !== before", arg=before
         )
         clicks += 1
         assert page.inner_text("#error") == ""
-    return clicks
+        if fits is not None:
+            width, height = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+            )
+            assert width <= fits[0] and height <= fits[1], (width, height, clicks)
 
 
-def test_a_two_player_game_is_played_by_clicking(page: Any) -> None:
+def timing_line(page: Any) -> tuple[float, str]:
+    timings = page.evaluate("window.app.timings")
+    median = statistics.median(timings)
+    return median, (
+        f"click to updated board median {median:.1f} ms, p90 {statistics.quantiles(timings, n=10)[-1]:.1f} ms, "
+        f"max {max(timings):.1f} ms"
+    )
+
+
+def shoot(page: Any, name: str, tmp_path: Path) -> Path:
+    folder = Path(SHOTS) if SHOTS else tmp_path
+    path = folder / f"app-{name}.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000
+    return path
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_two_player_base_game_is_played_by_clicking_the_board(
+    browser: Any, url: str, size: str, tmp_path: Path
+) -> None:
+    page = open_page(browser, url, SIZES[size])
     start(page, ["human", "greedy"], seed=11)
     t0 = time.perf_counter()
-    clicks = play_by_clicking(page, random.Random(1))
-    _elapsed["2p"] = time.perf_counter() - t0
-    timings = page.evaluate("window.app.timings")
-    median, worst = statistics.median(timings), max(timings)
-    print(
-        f"\n2-player game vs greedy: {clicks} clicks in {_elapsed['2p']:.1f} s; click to updated board: "
-        f"median {median:.1f} ms, p90 {statistics.quantiles(timings, n=10)[-1]:.1f} ms, max {worst:.1f} ms"
-    )
+    wide = size == "1280x800"
+    clicks = play_by_clicking(page, random.Random(1), fits=SIZES[size] if wide else None)
+    _elapsed[f"2p {size}"] = time.perf_counter() - t0
+    median, line = timing_line(page)
+    print(f"\n2-player game vs greedy at {size}: {clicks} moves in {_elapsed[f'2p {size}']:.1f} s; {line}")
     assert "Game over" in page.inner_text("#status") or "turn cap" in page.inner_text("#status")
-    assert page.locator("#moves button").count() == 0
-    assert page.is_visible("#download")
-    assert median < MOVE_MS_TARGET, timings
-    # The game just played replays on the page, from its own record.
-    moves = page.evaluate("window.app.view.move")
-    page.click("#replay-this")
-    page.wait_for_selector("#replay-panel:not(.hidden)")
-    assert page.inner_text("#replay-move") == f"{moves} / {moves}"
+    assert page.locator("#table [data-action]").count() == 0 and page.is_visible("#download")
+    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]  # never sideways
+    assert median < MOVE_MS_TARGET, line
+    assert not page.script_errors
+    if wide:  # the game just played replays on the page, from its own record
+        moves = page.evaluate("window.app.view.move")
+        page.click("#replay-this")
+        page.wait_for_selector("#replay-panel:not(.hidden)")
+        assert page.inner_text("#replay-move") == f"{moves} / {moves}"
+    page.context.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_four_player_game_with_every_module_is_played_by_clicking_the_board(
+    browser: Any, url: str, size: str, tmp_path: Path
+) -> None:
+    modules = ("cities", "trading_posts", "orient", "strongholds")
+    page = open_page(browser, url, SIZES[size])
+    start(page, ["greedy", "human", "random", "greedy"], modules=modules, seed=12)
+    rng = random.Random(2)
+    for _ in range(6):  # a few moves in, so that the screenshot shows cards and tokens in hand
+        my_turn(page)
+        before = board_move(page)
+        legal = page.evaluate("window.app.view.legal")
+        click_move(page, next((m for m in legal if m.get("gems")), legal[0]))
+        page.wait_for_function(
+            "before => document.getElementById('board').dataset.move !== before", arg=before
+        )
+    my_turn(page)
+    shoot(page, size, tmp_path)
+    t0 = time.perf_counter()
+    wide = size == "1280x800"
+    clicks = play_by_clicking(page, rng, fits=SIZES[size] if wide else None)
+    _elapsed[f"4p {size}"] = time.perf_counter() - t0
+    median, line = timing_line(page)
+    print(
+        f"\n4-player game, all modules, at {size}: {clicks} moves in {_elapsed[f'4p {size}']:.1f} s; {line}"
+    )
+    assert page.evaluate("window.app.view.modules") == list(modules) and over(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]
+    assert sum(_elapsed.values()) < GAMES_S_TARGET * 2
+    assert not page.script_errors
+    page.context.close()
+
+
+def test_a_take_is_picked_on_the_stacks_and_shown_before_it_is_confirmed(page: Any) -> None:
+    start(page, ["human", "greedy"], seed=17)
+    take = next(m for m in page.evaluate("window.app.view.legal") if len(m.get("gems", [])) == 3)
+    page.click(f"#bank-{take['gems'][0]}")
+    page.click(f"#bank-{take['gems'][1]}")
+    assert (
+        page.is_disabled("#confirm") and board_move(page) == "0"
+    )  # nothing is played before the pick is whole
+    page.click(f"#bank-{take['gems'][2]}")
+    assert page.inner_text("#confirm") == "Take " + ", ".join(take["gems"])
+    assert page.locator("#bank-gold[data-action]").count() == 0  # gold is never taken: not a target
+    assert page.locator("#moves-box").get_attribute("open") is None  # the moves in words stay folded away
+    page.click("#clear")
+    assert page.is_disabled("#confirm") and page.inner_text("#confirm") == "Take"
+    # A card with one move (reserve) plays it on a click; the take picked before is dropped.
+    card = next(m for m in page.evaluate("window.app.view.legal") if m["verb"] == "reserve")
+    page.click(f"#table #{card['target']}")
+    page.wait_for_function("document.getElementById('board').dataset.move !== '0'")
+    assert page.evaluate("window.app.view.log[0]").startswith("1. player_0 (human): reserve market card")
 
 
 def test_agents_are_watched_at_the_chosen_speed(page: Any) -> None:
     page.eval_on_selector("#speed", "e => { e.value = '0'; e.dispatchEvent(new Event('input')); }")
     start(page, ["greedy", "random"], seed=14)
-    assert page.locator("#moves button").count() == 0
+    assert page.locator("#table [data-action]").count() == 0
     page.wait_for_function("document.getElementById('status').dataset.over === 'true'", timeout=90_000)
     record = page.evaluate("window.app.view.record")
     assert record["agents"] == ["greedy", "random"] and board_move(page) == str(len(record["actions"]))
@@ -168,27 +286,13 @@ def test_agents_are_watched_at_the_chosen_speed(page: Any) -> None:
     assert page.get_attribute("#status", "data-over") == "true"
 
 
-def test_a_three_player_module_game_is_played_by_clicking(page: Any) -> None:
-    modules = ("cities", "trading_posts", "orient", "strongholds")
-    start(page, ["greedy", "human", "random"], modules=modules, seed=12)
-    t0 = time.perf_counter()
-    clicks = play_by_clicking(page, random.Random(2))
-    _elapsed["3p"] = time.perf_counter() - t0
-    total = sum(_elapsed.values())
-    median = statistics.median(page.evaluate("window.app.timings"))
-    print(
-        f"\n3-player game vs greedy and random, all modules: {clicks} clicks in {_elapsed['3p']:.1f} s "
-        f"(click to updated board: median {median:.1f} ms); both games {total:.1f} s"
-    )
-    assert page.evaluate("window.app.view.modules") == list(modules)
-    assert total < GAMES_S_TARGET
-
-
 def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:
     start(page, ["human", "greedy"], seed=13)
     svg, move = page.inner_html("#board"), board_move(page)
-    buttons = page.locator("#moves button").all_inner_texts()
-    legal = {
+    pieces = "es => es.map(e => e.id + ':' + e.dataset.action)"
+    armed = page.eval_on_selector_all("#table [data-action]", pieces)
+    legal = {m["id"] for m in page.evaluate("window.app.view.legal")}
+    assert legal == {
         int(a) for a in page.eval_on_selector_all("#moves button", "bs => bs.map(b => b.dataset.action)")
     }
     illegal = next(a for a in range(200) if a not in legal)
@@ -198,9 +302,9 @@ def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:
     page.wait_for_function("document.getElementById('error').textContent !== ''")
     assert "refused" in page.inner_text("#error")
     assert page.inner_html("#board") == svg and board_move(page) == move
-    assert page.locator("#moves button").all_inner_texts() == buttons
+    assert page.eval_on_selector_all("#table [data-action]", pieces) == armed
     # The game goes on from the same position: a legal click is played and clears the error.
-    page.locator("#moves button").first.click()
+    click_move(page, page.evaluate("window.app.view.legal")[0])
     page.wait_for_function("before => document.getElementById('board').dataset.move !== before", arg=move)
     assert page.inner_text("#error") == ""
     # A bad agent spec is said on the page too.
@@ -239,27 +343,29 @@ def test_a_record_is_replayed_to_its_last_move_and_continued(page: Any, tmp_path
     page.fill("#seat-1", "human")
     page.click("#continue")
     page.wait_for_function("window.app.mode === 'game'")
-    page.wait_for_selector("#moves button")
+    my_turn(page)
     assert int(board_move(page)) >= 10 and page.evaluate("window.app.view.my_seats") == [1]
 
 
 def test_a_game_is_a_url_that_survives_a_reload_and_is_watched_elsewhere(page: Any, browser: Any) -> None:
     start(page, ["human", "greedy"], seed=15)
-    page.locator("#moves button").first.click()
-    page.wait_for_selector("#moves button:not([disabled])")
+    click_move(page, page.evaluate("window.app.view.legal")[0])
+    page.wait_for_function("document.getElementById('board').dataset.move !== '0'")
+    my_turn(page)
     game_id = page.evaluate("window.app.view.game_id")
     assert page.url.endswith(f"/games/{game_id}") and not page.is_visible("#seat-0")  # the setup folds away
-    move, moves = board_move(page), page.locator("#moves button").all_inner_texts()
+    pieces = "es => es.map(e => e.id + ':' + e.dataset.action)"
+    move, armed = board_move(page), page.eval_on_selector_all("#table [data-action]", pieces)
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
-    page.wait_for_selector("#moves button")
-    assert board_move(page) == move and page.locator("#moves button").all_inner_texts() == moves
+    my_turn(page)
+    assert board_move(page) == move and page.eval_on_selector_all("#table [data-action]", pieces) == armed
     # Another browser (no seat token) watches the same game live: no moves, and the board follows.
     other = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     other.goto(page.url)
     other.wait_for_function(f"document.getElementById('board').dataset.move === '{move}'")
-    assert other.locator("#moves button").count() == 0
-    page.locator("#moves button").first.click()
+    assert other.locator("#table [data-action]").count() == 0
+    click_move(page, page.evaluate("window.app.view.legal")[0])
     other.wait_for_function(
         "before => Number(document.getElementById('board').dataset.move) > Number(before)", arg=move
     )
@@ -268,11 +374,11 @@ def test_a_game_is_a_url_that_survives_a_reload_and_is_watched_elsewhere(page: A
 
 def test_the_page_says_which_agent_is_thinking_and_takes_no_input_meanwhile(page: Any) -> None:
     start(page, ["human", "mcts:sims=400"], seed=16)
-    page.locator("#moves button").first.click()
+    click_move(page, page.evaluate("window.app.view.legal")[0])
     page.wait_for_selector("#status[data-thinking=true]")
     assert "mcts:sims=400 (player_1) is thinking" in page.inner_text("#status")
-    assert page.locator("#moves button").count() == 0
-    page.wait_for_selector("#moves button:not([disabled])", timeout=60_000)
+    assert page.locator("#table [data-action]").count() == 0
+    page.wait_for_selector("#table [data-action]", timeout=60_000)
     assert page.get_attribute("#status", "data-thinking") == "false" and "your move" in page.inner_text(
         "#status"
     )

@@ -76,6 +76,8 @@ except ImportError as exc:  # the optional extra
 
 #: The page (package data).
 WEB = Path(__file__).parent / "web"
+#: The page's other files, by name, with their media types (nothing else under web/ is served).
+ASSETS = {"app.js": "text/javascript", "table.js": "text/javascript", "app.css": "text/css"}
 #: Largest request body (an uploaded records file included).
 MAX_BODY = 16 * 1024 * 1024
 #: Seconds a request body may take to arrive in full.
@@ -195,6 +197,12 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
     def page(request: Request) -> Response:
         return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
 
+    def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in ASSETS:
+            raise ApiError(f"no such file: {name!r}", HTTPStatus.NOT_FOUND)
+        return FileResponse(WEB / name, media_type=ASSETS[name], headers={"Cache-Control": "no-cache"})
+
     def specs(request: Request) -> JSONResponse:
         listed = {k: v for k, v in agents.known_specs().items() if k != HUMAN}
         return JSONResponse(
@@ -277,9 +285,15 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
             return _error(405, f"{request.method} is not allowed on {request.url.path}")
         return _error(exc.status_code, str(exc.detail))
 
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return _error(
+            500, f"server error: {type(exc).__name__}: {exc}"
+        )  # a bug: said, and the server goes on
+
     routes = [
         Route("/", page),
         Route("/games/{id}", page),
+        Route("/web/{name}", asset),
         Route("/api/specs", specs),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{id}", get_game),
@@ -290,7 +304,10 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
         Route("/api/replays/{id}", replay_at),
         Route("/api/replays/{id}/continue", continue_from, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, HTTPException: http_error})
+    app = Starlette(
+        routes=routes,
+        exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: server_error},
+    )
     app.state.store = store
     return Guard(app, {*LOCAL_HOSTS, *(_host_name(h) for h in hosts if h)})
 

@@ -34,6 +34,7 @@ from splendor_env.env import EnvConfig, raw_env
 from splendor_env.picture import to_svg
 from splendor_env.records import check_record, new_env, parse_records, replayed_moves
 from splendor_env.state import MODULE_NAMES
+from training.app.board import board, target
 from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
 from training.common.games import check_plays
 
@@ -166,7 +167,10 @@ class Game:
         legal: list[dict[str, Any]] = []
         if not over and seat in mine and self.thinking is None:
             mask = self.env.observe(self.env.agent_selection)["action_mask"]
-            legal = [{"id": int(a), "text": self.env.describe_action(int(a))} for a in np.flatnonzero(mask)]
+            legal = [
+                {"id": int(a), "text": self.env.describe_action(int(a)), **target(int(a))}
+                for a in np.flatnonzero(mask)
+            ]
         names = [f"{spec} (you)" if p in mine else spec for p, spec in enumerate(self.specs)]
         thinking = None
         if self.thinking is not None:
@@ -193,6 +197,8 @@ class Game:
             "legal": legal,
             "log": self.log[-LOG_LINES:],
             "svg": to_svg(s, shown, names=names),
+            "board": board(s, shown),
+            "names": names,
         }
         if over:
             out["result"] = records.game_result(s)
