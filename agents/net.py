@@ -38,8 +38,13 @@ def flush_subnormals(a: np.ndarray) -> np.ndarray:
 
 
 def export_network(policy: Any) -> tuple[np.ndarray, ...]:
-    """The card-slot policy's weights as contiguous float32 arrays, in :func:`net_forward`'s order."""
-    from .policy_net import CardSlotExtractor, CardSlotHead
+    """The card-slot policy's weights as contiguous float32 arrays, in :func:`net_forward`'s order.
+
+    The critic is either the plain trunk (second layer ``c2w``/``c2b``, no residual blocks: every
+    model saved before 0.5.0) or the residual one (``c2w``/``c2b`` empty, the blocks stacked in the
+    last four arrays ``[blocks, width, width]``/``[blocks, width]``); :func:`net_forward` runs both.
+    """
+    from .policy_net import CardSlotExtractor, CardSlotHead, ResidualBlock
 
     ex = policy.mlp_extractor
     if not isinstance(ex, CardSlotExtractor) or not isinstance(policy.action_net, CardSlotHead):
@@ -53,7 +58,19 @@ def export_network(policy: Any) -> tuple[np.ndarray, ...]:
         return flush_subnormals(np.array(t.detach().cpu().numpy(), dtype=np.float32, order="C"))
 
     a1, a2 = ex.actor[0], ex.actor[2]
-    c1, c2 = ex.critic[0], ex.critic[2]
+    c1 = ex.critic[0]
+    blocks = [m for m in ex.critic if isinstance(m, ResidualBlock)]
+    width = c1.weight.shape[0]
+    if blocks:
+        c2w, c2b = np.zeros((0, width), np.float32), np.zeros(0, np.float32)
+        rw1 = np.ascontiguousarray(np.stack([arr(b.inner[0].weight) for b in blocks]))
+        rb1 = np.ascontiguousarray(np.stack([arr(b.inner[0].bias) for b in blocks]))
+        rw2 = np.ascontiguousarray(np.stack([arr(b.inner[2].weight) for b in blocks]))
+        rb2 = np.ascontiguousarray(np.stack([arr(b.inner[2].bias) for b in blocks]))
+    else:
+        c2w, c2b = arr(ex.critic[2].weight), arr(ex.critic[2].bias)
+        rw1 = rw2 = np.zeros((0, width, width), np.float32)
+        rb1 = rb2 = np.zeros((0, width), np.float32)
     k1, k2 = ex.card[0], ex.card[2]
     head = policy.action_net
     # the first layers of actor and critic read the same features: one [in, 2 * hidden] matrix,
@@ -62,12 +79,13 @@ def export_network(policy: Any) -> tuple[np.ndarray, ...]:
     b1 = np.concatenate([arr(a1.bias), arr(c1.bias)])
     return (
         arr(policy.pi_features_extractor.inv_scale),
-        w1t, b1, arr(a2.weight), arr(a2.bias), arr(c2.weight), arr(c2.bias),
+        w1t, b1, arr(a2.weight), arr(a2.bias), c2w, c2b,
         arr(k1.weight), arr(k1.bias), arr(k2.weight), arr(k2.bias),
         arr(ex.context.weight), arr(ex.context.bias),
         arr(head.base.weight), arr(head.base.bias), arr(head.slot.weight), arr(head.slot.bias),
         arr(policy.value_net.weight), arr(policy.value_net.bias),
         np.ascontiguousarray(arr(k1.weight).T), np.ascontiguousarray(arr(k2.weight).T),
+        rw1, rb1, rw2, rb2,
     )  # fmt: skip
 
 
@@ -116,16 +134,37 @@ def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden):  # pragma: no cover - compiled
-    """Row ``i``'s critic value from its first-layer activations ``h1[i, hidden:]`` (``h2[i]`` is scratch)."""
-    for j in range(hidden):
-        a = c2b[j]
-        for k in range(hidden):
-            a += c2w[j, k] * h1[i, hidden + k]
-        h2[i, j] = a if a > 0 else 0.0
+def _critic_value(h1, h2, i, c2w, c2b, rw1, rb1, rw2, rb2, vw, vb, hidden):  # pragma: no cover - compiled
+    """Row ``i``'s critic value from its first-layer activations ``h1[i, hidden:]`` (``h2[i]`` is scratch).
+
+    The plain trunk (``c2w`` has rows): one more ReLU layer, then the value head. The residual
+    trunk (``c2w`` empty): per block ``x += W_2 relu(W_1 x + b_1) + b_2`` in place in ``h1[i, hidden:]``,
+    then the value head."""
+    width = vw.shape[1]
+    if c2w.shape[0] > 0:
+        for j in range(c2w.shape[0]):
+            a = c2b[j]
+            for k in range(c2w.shape[1]):
+                a += c2w[j, k] * h1[i, hidden + k]
+            h2[i, j] = a if a > 0 else 0.0
+        a = vb[0]
+        for k in range(width):
+            a += vw[0, k] * h2[i, k]
+        return a
+    for b in range(rw1.shape[0]):
+        for j in range(width):
+            a = rb1[b, j]
+            for k in range(width):
+                a += rw1[b, j, k] * h1[i, hidden + k]
+            h2[i, j] = a if a > 0 else 0.0
+        for j in range(width):
+            a = rb2[b, j]
+            for k in range(width):
+                a += rw2[b, j, k] * h2[i, k]
+            h1[i, hidden + j] += a
     a = vb[0]
-    for k in range(hidden):
-        a += vw[0, k] * h2[i, k]
+    for k in range(width):
+        a += vw[0, k] * h1[i, hidden + k]
     return a
 
 
@@ -147,8 +186,9 @@ def net_forward(
     :func:`check_export`); the other arrays are scratch buffers sized for the largest batch.
     """
     (inv_scale, w1t, b1, a2w, a2b, c2w, c2b, k1w, k1b, k2w, k2b, xw, xb, bw, bb, sw, sb, vw, vb, k1t, k2t) = (
-        weights
+        weights[:21]
     )
+    rw1, rb1, rw2, rb2 = weights[21:]
     hidden = a2w.shape[0]
     width = b1.shape[0]
     dim = inv_scale.shape[0]
@@ -167,7 +207,7 @@ def net_forward(
         for j in range(width):
             h1[i, j] = acc[j] if acc[j] > 0 else np.float32(0.0)
     for i in range(n):  # critic: its second layer reads h1[:, hidden:]
-        values[i] = _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden)
+        values[i] = _critic_value(h1, h2, i, c2w, c2b, rw1, rb1, rw2, rb2, vw, vb, hidden)
     # actor trunk: second layer reads h1[:, :hidden]
     for i in range(n):
         for j in range(hidden):
@@ -231,23 +271,25 @@ def net_values(
 ) -> None:
     """Critic values ``[n]`` alone (no actor) for the first ``n`` raw observations."""
     (inv_scale, w1t, b1, a2w, a2b, c2w, c2b, k1w, k1b, k2w, k2b, xw, xb, bw, bb, sw, sb, vw, vb, k1t, k2t) = (
-        weights
+        weights[:21]
     )
+    rw1, rb1, rw2, rb2 = weights[21:]
     hidden = a2w.shape[0]
-    acc = np.empty(hidden, dtype=np.float32)
+    width = b1.shape[0] - hidden  # the critic's first layer
+    acc = np.empty(width, dtype=np.float32)
     for i in range(n):
         f = feats[i]
         _features(obs[i], inv_scale, f)
-        for j in range(hidden):
+        for j in range(width):
             acc[j] = b1[hidden + j]
         for k in range(f.shape[0]):
             x = f[k]
             if x != 0:
-                for j in range(hidden):
+                for j in range(width):
                     acc[j] += x * w1t[k, hidden + j]
-        for j in range(hidden):
+        for j in range(width):
             h1[i, hidden + j] = acc[j] if acc[j] > 0 else np.float32(0.0)
-        values[i] = _critic_value(h1, h2, i, c2w, c2b, vw, vb, hidden)
+        values[i] = _critic_value(h1, h2, i, c2w, c2b, rw1, rb1, rw2, rb2, vw, vb, hidden)
 
 
 class NetBuffers:
@@ -260,8 +302,8 @@ class NetBuffers:
         f32 = np.float32
         rows = max(size, size if others is None else others)
         self.feats = np.zeros((rows, feature_dim(weights)), f32)
-        self.h1 = np.zeros((rows, 2 * hidden), f32)
-        self.h2 = np.zeros((rows, hidden), f32)
+        self.h1 = np.zeros((rows, weights[2].shape[0]), f32)  # both first layers
+        self.h2 = np.zeros((rows, max(hidden, weights[17].shape[1])), f32)  # actor or critic scratch
         self.ctx = np.zeros((size, slot_dim), f32)
         self.logits = np.zeros((size, num_actions_of(weights)), f32)
         self.values = np.zeros(size, f32)

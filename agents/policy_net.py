@@ -135,6 +135,34 @@ def slot_inputs(features: th.Tensor) -> th.Tensor:
     return th.cat([th.cat([market, reserved], dim=1), gaps[:, 0], opp, onehot], dim=-1)
 
 
+class ResidualBlock(th.nn.Module):
+    """``x + W_2 act(W_1 x + b_1) + b_2``: a critic layer that starts near the identity, so a deep
+    value trunk trains like a shallow one and only adds what helps (:class:`CardSlotExtractor`)."""
+
+    def __init__(self, width: int, activation_fn: type[th.nn.Module]) -> None:
+        super().__init__()
+        self.inner = th.nn.Sequential(th.nn.Linear(width, width), activation_fn(), th.nn.Linear(width, width))
+
+    def forward(self, x: th.Tensor) -> th.Tensor:
+        return x + self.inner(x)
+
+
+def critic_trunk(
+    feature_dim: int, net_arch: list[int], activation_fn: type[th.nn.Module], blocks: int, width: int
+) -> th.nn.Sequential:
+    """The critic's trunk: the plain MLP of ``net_arch`` (``blocks`` 0, every model saved before
+    0.5.0), or ``Linear(features, width)``, act and ``blocks`` :class:`ResidualBlock` of ``width``.
+
+    Why a residual option: the search's leaf values come from the critic alone, so a larger
+    critic is where capacity pays; residual blocks let it grow deeper without training worse.
+    """
+    if blocks <= 0:
+        return th.nn.Sequential(*create_mlp(feature_dim, 0, net_arch, activation_fn))
+    layers: list[th.nn.Module] = [th.nn.Linear(feature_dim, width), activation_fn()]
+    layers += [ResidualBlock(width, activation_fn) for _ in range(blocks)]
+    return th.nn.Sequential(*layers)
+
+
 class CardSlotExtractor(th.nn.Module):
     """SB3 ``mlp_extractor``: MLP trunks for actor and critic, plus a shared per-card encoder.
 
@@ -142,21 +170,30 @@ class CardSlotExtractor(th.nn.Module):
     card slot, ``z_i = act(W_c card_i + W_h h)``. One set of weights scores
     every slot, so what the policy learns about buying the card in slot 3
     carries over to slot 7; a plain MLP head has to learn each slot apart.
+    The critic trunk is :func:`critic_trunk` (``critic_blocks`` 0: the plain MLP, as every
+    shipped model has).
     """
 
     def __init__(
-        self, feature_dim: int, net_arch: list[int], activation_fn: type[th.nn.Module], slot_dim: int = 32
+        self,
+        feature_dim: int,
+        net_arch: list[int],
+        activation_fn: type[th.nn.Module],
+        slot_dim: int = 32,
+        critic_blocks: int = 0,
+        critic_width: int = 256,
     ) -> None:
         super().__init__()
         self.actor = th.nn.Sequential(*create_mlp(feature_dim, 0, net_arch, activation_fn))
-        self.critic = th.nn.Sequential(*create_mlp(feature_dim, 0, net_arch, activation_fn))
+        self.critic = critic_trunk(feature_dim, net_arch, activation_fn, critic_blocks, critic_width)
         hidden = net_arch[-1]
         self.card = th.nn.Sequential(th.nn.Linear(SLOT_IN, 64), activation_fn(), th.nn.Linear(64, slot_dim))
         self.context = th.nn.Linear(hidden, slot_dim)
         self.act = activation_fn()
         self.hidden, self.slot_dim = hidden, slot_dim
+        self.critic_blocks = critic_blocks
         self.latent_dim_pi = hidden + N_SLOTS * slot_dim
-        self.latent_dim_vf = hidden
+        self.latent_dim_vf = critic_width if critic_blocks > 0 else hidden
 
     def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
         return self.forward_actor(features), self.forward_critic(features)
@@ -194,12 +231,36 @@ class CardSlotHead(th.nn.Module):
 class CardSlotPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with :class:`CardSlotExtractor` and :class:`CardSlotHead` (any game).
 
-    Needs ``features_extractor_class=ScaledObs`` with ``card_features=True``.
+    Needs ``features_extractor_class=ScaledObs`` with ``card_features=True``. The options past
+    SB3's, in ``policy_kwargs`` and so in a saved model's (a model saved without them has their
+    defaults, the layout of every model before 0.5.0): ``critic_blocks``/``critic_width``, the
+    residual critic trunk (:func:`critic_trunk`); ``aux_outputs`` > 0, a linear head
+    ``aux_net`` on the critic trunk for auxiliary value targets (search training's
+    ``train.aux_coef``; nothing that plays reads it).
     """
+
+    def __init__(
+        self, *args: Any, critic_blocks: int = 0, critic_width: int = 256, aux_outputs: int = 0, **kwargs: Any
+    ) -> None:
+        self.critic_blocks, self.critic_width, self.aux_outputs = critic_blocks, critic_width, aux_outputs
+        super().__init__(*args, **kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(
+            critic_blocks=self.critic_blocks, critic_width=self.critic_width, aux_outputs=self.aux_outputs
+        )
+        return data
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch["pi"] if isinstance(self.net_arch, dict) else self.net_arch
-        self.mlp_extractor = CardSlotExtractor(self.features_dim, list(arch), self.activation_fn)
+        self.mlp_extractor = CardSlotExtractor(
+            self.features_dim,
+            list(arch),
+            self.activation_fn,
+            critic_blocks=self.critic_blocks,
+            critic_width=self.critic_width,
+        )
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -207,6 +268,8 @@ class CardSlotPolicy(MaskableActorCriticPolicy):
         self.action_net = CardSlotHead(ex.hidden, ex.slot_dim, int(self.action_space.n))
         if self.ortho_init:  # as SB3 does for its own action_net: near-uniform first policy
             self.action_net.apply(partial(self.init_weights, gain=0.01))
+        if self.aux_outputs > 0:
+            self.aux_net = th.nn.Linear(ex.latent_dim_vf, self.aux_outputs)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
 
@@ -217,8 +280,10 @@ __all__ = [
     "CardSlotExtractor",
     "CardSlotHead",
     "CardSlotPolicy",
+    "ResidualBlock",
     "ScaledObs",
     "card_gaps",
+    "critic_trunk",
     "obs_scale",
     "slot_inputs",
 ]

@@ -400,6 +400,21 @@ def test_tiny_run_gives_a_network_for_ppo_and_az(
 
 
 @pytest.mark.slow
+def test_a_run_with_a_residual_critic_and_aux_targets_resumes_and_plays(tmp_path: Path) -> None:
+    raw = tiny(tmp_path, network={"critic_blocks": 1, "critic_width": 32}, iterations=1)
+    raw["train"]["aux_coef"] = 0.5
+    run_tiny(raw)
+    out = tmp_path / "run"
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert np.isfinite(metrics[0]["train_aux_loss"])
+    with np.load(out / "checkpoints" / "buffer.npz") as z:
+        assert np.isfinite(z["margin"]).all() and (z["moves_left"] >= 0).all()
+    run_tiny({**raw, "iterations": 2}, resume=True)
+    assert [m["iteration"] for m in json.loads((out / "metrics.json").read_text())] == [0, 1]
+    plays_as_ppo_and_az(out / "best.zip", 2, ())
+
+
+@pytest.mark.slow
 def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Path) -> None:
     raw = tiny(tmp_path, snapshot_every=1)
     run_tiny(raw)

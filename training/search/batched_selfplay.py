@@ -123,7 +123,7 @@ def _finish(game: _Game) -> tuple[Positions, dict[str, Any]]:
     terminal_rewards(env.game_state, rewards)
     space = env.observation_space(env.possible_agents[0])
     return game.recorder.positions(
-        rewards, space["observation"].shape[0], space["action_mask"].shape[0]
+        rewards, space["observation"].shape[0], space["action_mask"].shape[0], env.game_state
     ), record
 
 
@@ -131,6 +131,7 @@ def _record(game: _Game, counts: np.ndarray, root_value: float) -> int:
     """Write down the waiting decision with its search's ``counts`` as ``SearchRecorder.act`` does; its move."""
     observation, mask, index, state, _, plan = game.waiting
     game.waiting = None
+    game.recorder.turn = int(state[st.TURN])  # the aux targets' turn (SearchRecorder.act sets it)
     return game.recorder.respond(observation, mask, index, int(state[CURRENT]), counts, root_value, plan)
 
 

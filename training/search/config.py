@@ -39,6 +39,10 @@ class NetworkSection(Section):
 
     net_arch: list[Int(ge=1, le=4096)] = Field(default=[128, 128], min_length=1)
     activation: Literal[ACTIVATIONS] = "relu"
+    # the critic trunk: 0 = the plain MLP of net_arch (as every shipped network); K > 0 = a layer of
+    # critic_width, then K residual blocks of it (x + W2 relu(W1 x)): a larger critic for the search's leaves
+    critic_blocks: Int(ge=0, le=64) = 0
+    critic_width: Int(ge=1, le=4096) = 256
 
 
 class SelfPlaySection(Section):
@@ -94,6 +98,9 @@ class TrainSection(Section):
     # one result per game is a noisy target that a network memorises; q varies within a game
     search_value_weight: Float(ge=0, le=1) = 0.0
     max_grad_norm: Float(gt=0) = 1.0
+    # auxiliary value targets: a head on the critic trunk predicts each position's final prestige margin
+    # and turns left; loss += aux_coef * their MSE (0 = off: no head, the buffer as before)
+    aux_coef: Float(ge=0) = 0.0
     min_positions: Int(ge=1) = 1_000  # no training until the buffer holds this many
 
 
@@ -161,6 +168,11 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         cfg.train.min_positions <= cfg.buffer.capacity,
         "train.min_positions",
         f"must be <= buffer.capacity ({cfg.buffer.capacity}), or training never starts",
+    )
+    check(
+        cfg.network.critic_blocks == 0 or cfg.network.activation == "relu",
+        "network.critic_blocks",
+        "a residual critic needs network.activation: relu (the search's numba network runs ReLU only)",
     )
     sp = cfg.selfplay
     check(

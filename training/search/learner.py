@@ -19,7 +19,7 @@ import torch
 from training.common.budgets import WallBudget
 from training.common.config import ConfigError
 from training.search.config import SearchTrainConfig
-from training.search.replay import Positions, ReplayBuffer
+from training.search.replay import AUX_FIELDS, Positions, ReplayBuffer
 
 #: Winner-pick phases by the mover's own turn (a round per seat): (name, first round, past the last).
 PICK_PHASES = (("0_9", 0, 10), ("10_19", 10, 20), ("20", 20, 10**9))
@@ -54,6 +54,22 @@ def losses(
     policy_loss = -(visits * logp).sum(dim=1).mean()
     wanted = torch.as_tensor(value_target(batch, search_value_weight), device=device)
     return policy_loss, torch.nn.functional.mse_loss(values, wanted), values
+
+
+def aux_loss(policy: Any, batch: Positions, device: torch.device) -> torch.Tensor:
+    """MSE of the policy's auxiliary head (``aux_net``, on the critic trunk) to the batch's
+    :data:`training.search.replay.AUX_FIELDS`; unknown targets (NaN: a buffer saved without them)
+    count for nothing. Why: the margin and the turns left vary within a game, the result does not,
+    so they shape the critic trunk where one outcome per game cannot.
+    """
+    obs = torch.as_tensor(batch["obs"], device=device)
+    features = policy.extract_features(obs)
+    vf = features if policy.share_features_extractor else features[1]
+    predicted = policy.aux_net(policy.mlp_extractor.forward_critic(vf))
+    target = torch.as_tensor(np.stack([batch[k] for k in AUX_FIELDS], axis=1), device=device)
+    known = torch.isfinite(target)
+    squared = (predicted - torch.nan_to_num(target)) ** 2 * known
+    return squared.sum() / known.sum().clamp(min=1)
 
 
 def value_target(batch: Positions, search_value_weight: float) -> np.ndarray:
@@ -155,7 +171,7 @@ def train_network(
     policy.to(device)
     optimizer_to(optimizer, device)
     policy.set_training_mode(True)
-    sums, batches = np.zeros(2), 0
+    sums, batches, aux_sum = np.zeros(2), 0, 0.0
     for epoch in range(int(np.ceil(t.epochs))):
         # the last (or only) pass may be a part of the buffer: epochs 0.25 trains on a random quarter
         share = min(1.0, t.epochs - epoch)
@@ -164,8 +180,13 @@ def train_network(
             if budget.expired():
                 break
             idx = np.sort(order[start : start + t.batch_size])
-            pl, vl, _ = losses(policy, buffer.get(idx), device, t.search_value_weight)
+            batch = buffer.get(idx)
+            pl, vl, _ = losses(policy, batch, device, t.search_value_weight)
             loss = pl + t.value_coef * vl
+            if t.aux_coef > 0:
+                al = aux_loss(policy, batch, device)
+                loss = loss + t.aux_coef * al
+                aux_sum += al.item()
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), t.max_grad_norm)
@@ -175,7 +196,10 @@ def train_network(
     policy.set_training_mode(False)
     policy.to("cpu")
     mean = sums / max(1, batches)
-    return {"train_policy_loss": float(mean[0]), "train_value_loss": float(mean[1]), "train_batches": batches}
+    out = {"train_policy_loss": float(mean[0]), "train_value_loss": float(mean[1]), "train_batches": batches}
+    if t.aux_coef > 0:
+        out["train_aux_loss"] = aux_sum / max(1, batches)
+    return out
 
 
 def resume_optimizer(policy: Any, cfg: SearchTrainConfig, path: Path) -> torch.optim.Optimizer:
@@ -207,6 +231,8 @@ def critic_parameters(policy: Any) -> list[torch.nn.Parameter]:
     extractor = policy.mlp_extractor
     trunk = getattr(extractor, "critic", None) or getattr(extractor, "value_net", None)
     params = list(policy.value_net.parameters()) + (list(trunk.parameters()) if trunk is not None else [])
+    if hasattr(policy, "aux_net"):  # the auxiliary head (train.aux_coef) reads the critic trunk too
+        params += list(policy.aux_net.parameters())
     if not policy.share_features_extractor:
         params += list(policy.vf_features_extractor.parameters())
     return params

@@ -162,12 +162,14 @@ def start_learning(run: Run, resume: bool, log: Any) -> Learning:
     obs_dim, num_actions = game_sizes(cfg)
     if not resume:
         learner = initial_model(cfg)
-        buffer = ReplayBuffer(cfg.buffer.capacity, obs_dim, num_actions)
+        buffer = ReplayBuffer(cfg.buffer.capacity, obs_dim, num_actions, aux=cfg.train.aux_coef > 0)
         return Learning(learner, model_bytes(learner), buffer, make_optimizer(learner.policy, cfg))
     run.load_state()
     learner = load_learner(run.ckpt / "learner.zip", cfg)
     best = (run.ckpt / "best.zip").read_bytes()
-    buffer = ReplayBuffer.load(run.ckpt / "buffer.npz", cfg.buffer.capacity, obs_dim, num_actions)
+    buffer = ReplayBuffer.load(
+        run.ckpt / "buffer.npz", cfg.buffer.capacity, obs_dim, num_actions, aux=cfg.train.aux_coef > 0
+    )
     optimizer = resume_optimizer(learner.policy, cfg, run.ckpt / "optimizer.pt")
     log(f"resumed at iteration {run.iteration} ({run.step}), {buffer.size:,} positions in the buffer")
     return Learning(learner, best, buffer, optimizer)

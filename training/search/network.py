@@ -25,6 +25,7 @@ from training.common.config import ConfigError
 from training.common.jobs import WORKER_AGENTS
 from training.common.model import policy_kwargs
 from training.search.config import FRESH, SearchTrainConfig
+from training.search.replay import AUX_FIELDS
 
 
 def game_sizes(cfg: SearchTrainConfig) -> tuple[int, int]:
@@ -42,6 +43,11 @@ def fresh_model(cfg: SearchTrainConfig) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     obs_dim, num_actions = game_sizes(cfg)
+    kwargs = policy_kwargs(cfg.network.net_arch, cfg.network.activation, ScaledObs, card_features=True)
+    if cfg.network.critic_blocks > 0:  # only then: a default network's saved kwargs stay as they were
+        kwargs.update(critic_blocks=cfg.network.critic_blocks, critic_width=cfg.network.critic_width)
+    if cfg.train.aux_coef > 0:
+        kwargs["aux_outputs"] = len(AUX_FIELDS)
 
     class SpacesEnv(gym.Env):
         """Spaces only, never stepped: MaskablePPO is built on an env."""
@@ -54,9 +60,7 @@ def fresh_model(cfg: SearchTrainConfig) -> Any:
         DummyVecEnv([SpacesEnv]),
         n_steps=2,
         batch_size=2,
-        policy_kwargs=policy_kwargs(
-            cfg.network.net_arch, cfg.network.activation, ScaledObs, card_features=True
-        ),
+        policy_kwargs=kwargs,
         seed=cfg.seed,
         device="cpu",
         verbose=0,
@@ -71,6 +75,21 @@ def mark_game(model: Any, cfg: SearchTrainConfig) -> Any:
     return model
 
 
+def with_aux_head(model: Any, cfg: SearchTrainConfig) -> Any:
+    """``model`` with an auxiliary-target head (``train.aux_coef`` > 0) if it has none, recorded in its
+    ``policy_kwargs`` so that its saved ``.zip`` loads with it; any other model unchanged."""
+    if cfg.train.aux_coef <= 0 or hasattr(model.policy, "aux_net"):
+        return model
+    policy = model.policy
+    policy.aux_outputs = len(AUX_FIELDS)
+    policy.aux_net = torch.nn.Linear(policy.mlp_extractor.latent_dim_vf, len(AUX_FIELDS))
+    model.policy_kwargs = {**model.policy_kwargs, "aux_outputs": len(AUX_FIELDS)}
+    # SB3 saves the policy's own optimizer with the model: it must know the head to load again
+    lr = policy.optimizer.param_groups[0]["lr"]
+    policy.optimizer = policy.optimizer_class(policy.parameters(), lr=lr, **policy.optimizer_kwargs)
+    return model
+
+
 def initial_model(cfg: SearchTrainConfig) -> Any:
     """``init``: a fresh network, or a shipped model / ``.zip`` (checked to be a card-slot network)."""
     if cfg.init == FRESH:
@@ -82,12 +101,12 @@ def initial_model(cfg: SearchTrainConfig) -> Any:
         export_network(model.policy)
     except ValueError as e:
         raise ConfigError(f"init: {cfg.init!r}: {e}") from None
-    return mark_game(model, cfg)
+    return mark_game(with_aux_head(model, cfg), cfg)
 
 
 def load_learner(path: Any, cfg: SearchTrainConfig) -> Any:
     """A checkpoint's learner, marked with the run's games."""
-    return mark_game(load_model(path), cfg)
+    return mark_game(with_aux_head(load_model(path), cfg), cfg)
 
 
 def pick_device(choice: str) -> torch.device:

@@ -30,18 +30,28 @@ DTYPES: dict[str, type] = {
     "seat": np.int8,
     "phase": np.float32,
 }
-FIELDS = tuple(DTYPES)
+
+#: The auxiliary value targets (``train.aux_coef``), self-play records them for every position but the
+#: buffer keeps them only when asked (``aux``), so a run without them saves the buffer it always did:
+#: the final prestige margin of the seat on move (its prestige minus the best other seat's, / 15) and
+#: the player turns left to the game's end (/ the turn cap). NaN in a buffer saved without them.
+AUX_DTYPES: dict[str, type] = {"margin": np.float32, "moves_left": np.float32}
+AUX_FIELDS = tuple(AUX_DTYPES)
+#: Every field a self-play batch has.
+FIELDS = tuple(DTYPES) + AUX_FIELDS
 
 
-def empty_positions(n: int, obs_dim: int, num_actions: int) -> Positions:
-    """``n`` zeroed positions of a game with ``obs_dim`` observation floats and ``num_actions`` ids."""
+def empty_positions(n: int, obs_dim: int, num_actions: int, aux: bool = True) -> Positions:
+    """``n`` zeroed positions of a game with ``obs_dim`` observation floats and ``num_actions`` ids
+    (with the :data:`AUX_FIELDS` unless ``aux`` is false)."""
     widths = {"obs": (obs_dim,), "mask": (num_actions,), "policy": (num_actions,)}
-    return {name: np.zeros((n, *widths.get(name, ())), dtype) for name, dtype in DTYPES.items()}
+    dtypes = {**DTYPES, **AUX_DTYPES} if aux else DTYPES
+    return {name: np.zeros((n, *widths.get(name, ())), dtype) for name, dtype in dtypes.items()}
 
 
 def concat(parts: list[Positions]) -> Positions:
-    """Positions of several games (or jobs) as one batch."""
-    return {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
+    """Positions of several games (or jobs) as one batch (the fields every part has)."""
+    return {k: np.concatenate([p[k] for p in parts]) for k in FIELDS if all(k in p for p in parts)}
 
 
 def count(positions: Positions) -> int:
@@ -50,11 +60,13 @@ def count(positions: Positions) -> int:
 
 
 class ReplayBuffer:
-    """The last ``capacity`` positions in fixed numpy arrays (a ring: the oldest are overwritten)."""
+    """The last ``capacity`` positions in fixed numpy arrays (a ring: the oldest are overwritten).
 
-    def __init__(self, capacity: int, obs_dim: int, num_actions: int) -> None:
+    ``aux``: keep the :data:`AUX_FIELDS` too (positions added without them get NaN there)."""
+
+    def __init__(self, capacity: int, obs_dim: int, num_actions: int, aux: bool = False) -> None:
         self.capacity = capacity
-        self.arrays = empty_positions(capacity, obs_dim, num_actions)
+        self.arrays = empty_positions(capacity, obs_dim, num_actions, aux)
         self.pos = 0  # next row written
         self.size = 0
         self.added = 0  # positions ever added (the oldest-out count is added - size)
@@ -65,7 +77,7 @@ class ReplayBuffer:
         skip = max(0, k - self.capacity)
         rows = (self.pos + np.arange(k - skip)) % self.capacity
         for name, arr in self.arrays.items():
-            arr[rows] = data[name][skip:]
+            arr[rows] = data[name][skip:] if name in data else np.nan
         self.pos = int((self.pos + k - skip) % self.capacity)
         self.size = min(self.capacity, self.size + k - skip)
         self.added += k
@@ -87,9 +99,11 @@ class ReplayBuffer:
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: str | Path, capacity: int, obs_dim: int, num_actions: int) -> ReplayBuffer:
+    def load(
+        cls, path: str | Path, capacity: int, obs_dim: int, num_actions: int, aux: bool = False
+    ) -> ReplayBuffer:
         """A buffer of ``capacity`` holding the positions saved at ``path`` (the newest, if more)."""
-        buf = cls(capacity, obs_dim, num_actions)
+        buf = cls(capacity, obs_dim, num_actions, aux)
         with np.load(path) as z:
             data = {k: z[k] for k in FIELDS if k in z}
             added = int(z["added"])

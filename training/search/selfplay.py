@@ -39,7 +39,7 @@ from agents.base import Agent
 from agents.runner import play_game
 from splendor_env.env import raw_env
 from splendor_env.rules import terminal_rewards
-from splendor_env.state import CURRENT, MAX_PLAYERS
+from splendor_env.state import CURRENT, MAX_PLAYERS, MAX_TURNS, N_PLAYERS, P_PRESTIGE, TURN, player_offset
 from training.common.jobs import job_seed
 from training.search.network import cached_agent
 from training.search.replay import Positions, concat, count, empty_positions
@@ -160,7 +160,10 @@ class SearchRecorder(Agent):
 
     def forget(self) -> None:
         """No decision recorded yet."""
-        self.seen: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "policy", "seat", "decision", "q")}
+        self.seen: dict[str, list[Any]] = {
+            k: [] for k in ("obs", "mask", "policy", "seat", "decision", "q", "turn")
+        }
+        self.turn = 0  # the game's turn at the decision being searched (set before note)
         self.decisions = 0
 
     def plan(self) -> tuple[bool, bool]:
@@ -180,6 +183,7 @@ class SearchRecorder(Agent):
         seen["seat"].append(seat)
         seen["decision"].append(index)
         seen["q"].append(q)
+        seen["turn"].append(self.turn)
 
     def respond(
         self,
@@ -202,6 +206,7 @@ class SearchRecorder(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         assert state is not None
         index, self.decisions = self.decisions, self.decisions + 1
+        self.turn = int(state[TURN])
         legal = np.flatnonzero(action_mask)
         if legal.size == 1:  # a forced move teaches the policy nothing
             return int(legal[0])
@@ -215,7 +220,9 @@ class SearchRecorder(Agent):
         counts = self.az.root_visits(state, sims=None if plan[0] else self.cheap_sims)
         return self.respond(observation, action_mask, index, seat, counts, self.az.root_value, plan)
 
-    def positions(self, rewards: np.ndarray, obs_dim: int, num_actions: int) -> Positions:
+    def positions(
+        self, rewards: np.ndarray, obs_dim: int, num_actions: int, final: np.ndarray | None = None
+    ) -> Positions:
         """The game's recorded decisions, each valued by its seat's result in ``rewards``.
 
         ``phase`` is a decision's index over the decisions played (0 = the first), the recorder's
@@ -232,7 +239,23 @@ class SearchRecorder(Agent):
             data["q"][:] = seen["q"]
             data["seat"][:] = seats
             data["phase"][:] = np.array(seen["decision"]) / max(1, self.decisions)
+            if final is not None:
+                data["margin"][:], data["moves_left"][:] = aux_targets(final, seats, np.array(seen["turn"]))
         return data
+
+
+def aux_targets(final: np.ndarray, seats: np.ndarray, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The auxiliary value targets of positions of seats ``seats`` at turns ``turns`` of the game
+    that ended in state ``final``: each seat's prestige margin (its prestige minus the best other
+    seat's, / 15) and the player turns left (/ the turn cap). Why: one result per game is a coarse
+    target for the critic; by how much and how soon a game ends tell positions apart within it.
+    """
+    n = int(final[N_PLAYERS])
+    prestige = np.array([final[player_offset(p) + P_PRESTIGE] for p in range(n)], np.float32)
+    best_other = np.array([np.delete(prestige, p).max() for p in range(n)], np.float32)
+    margin = (prestige - best_other)[seats] / 15.0
+    left = (int(final[TURN]) - turns) / max(1, int(final[MAX_TURNS]))
+    return margin.astype(np.float32), left.astype(np.float32)
 
 
 def make_recorder(az: Any, selfplay: dict[str, Any]) -> SearchRecorder:
@@ -284,7 +307,8 @@ def play_selfplay_game(
     rewards = np.zeros(MAX_PLAYERS)
     terminal_rewards(env.game_state, rewards)
     space = env.observation_space(env.possible_agents[0])
-    return recorder.positions(rewards, space["observation"].shape[0], space["action_mask"].shape[0]), record
+    shape = space["observation"].shape[0], space["action_mask"].shape[0]
+    return recorder.positions(rewards, *shape, env.game_state), record
 
 
 # ---------------------------------------------------------------------------
