@@ -34,6 +34,7 @@ from splendor_env.cards import (
     TRADING_POSTS,
 )
 from splendor_env.layout import ALL_SLOTS
+from splendor_env.rules import apply_action
 from splendor_env.snapshot import to_dict
 
 
@@ -173,3 +174,14 @@ def target(action: int) -> dict[str, Any]:
         src, dst = divmod(i, ALL_SLOTS)
         return {"target": f"slot-{src}", "verb": "move stronghold", "to": f"slot-{dst}"}
     return {"target": "decision", "verb": name}  # pass, conquest: buttons on the board's decision bar
+
+
+def spends(state: np.ndarray, action: int) -> dict[str, int]:
+    """The tokens a purchase takes from the seat on move, gold included: the action played on a copy
+    (so every rule that changes a price, a double-gold card or a trading post, is the engine's own)."""
+    seat = int(to_dict(state)["current_player"])
+    before = to_dict(state)["players"][seat]["tokens"]
+    after_state = state.copy()
+    apply_action(after_state, int(action))
+    after = to_dict(after_state)["players"][seat]["tokens"]
+    return {c: int(before[c] - after[c]) for c in before if before[c] > after[c]}

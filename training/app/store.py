@@ -34,7 +34,7 @@ from splendor_env.env import EnvConfig, raw_env
 from splendor_env.picture import to_svg
 from splendor_env.records import check_record, new_env, parse_records, replayed_moves
 from splendor_env.state import MODULE_NAMES
-from training.app.board import board, target
+from training.app.board import board, spends, target
 from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
 from training.common.games import check_plays
 
@@ -171,6 +171,9 @@ class Game:
                 {"id": int(a), "text": self.env.describe_action(int(a)), **target(int(a))}
                 for a in np.flatnonzero(mask)
             ]
+            for move in legal:
+                if move["verb"].startswith("buy"):
+                    move["spends"] = spends(s, move["id"])
         names = [f"{spec} (you)" if p in mine else spec for p, spec in enumerate(self.specs)]
         thinking = None
         if self.thinking is not None:

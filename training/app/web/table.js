@@ -32,20 +32,6 @@ function reqEl(req) {
   return r;
 }
 
-function spends(card, me) {
-  // What a base-rule purchase spends: each colour's cost less the bonus, from tokens, the rest in gold.
-  const parts = [];
-  let gold = 0;
-  card.cost.forEach((n, i) => {
-    const need = Math.max(0, n - (me.bonuses[GEMS[i]] || 0));
-    const paid = Math.min(need, me.tokens[GEMS[i]] || 0);
-    if (paid) parts.push(paid + " " + GEMS[i]);
-    gold += need - paid;
-  });
-  if (gold) parts.push(gold + " gold");
-  return parts.length ? parts.join(", ") : "nothing";
-}
-
 function buildTable(view) {
   const b = view.board;
   const seat = view.shown_seat;
@@ -212,7 +198,6 @@ function armTable(view) {
     btn.addEventListener("click", () => sendMove(m.id));
     decision.appendChild(btn);
   }
-  app.me = me;
 }
 
 function sameGems(a, b) { return a.length === b.length && a.slice().sort().join() === b.slice().sort().join(); }
@@ -250,8 +235,10 @@ function choose(moves, element) {
   for (const m of moves) {
     let label = m.verb;
     if (m.to) label += " to " + m.to.replace("slot-", "slot ");
-    const card = cardOf(element.id);
-    if (m.verb === "buy" && card && app.me) label += " (spends " + spends(card, app.me) + ")";
+    if (m.spends) {
+      const paid = Object.entries(m.spends).map(([c, n]) => n + " " + c).join(", ");
+      label += " (spends " + (paid || "nothing") + ")";
+    }
     const btn = el("button", "", label);
     btn.dataset.action = String(m.id);
     btn.title = m.text;
@@ -261,15 +248,5 @@ function choose(moves, element) {
   const cancel = el("button", "", "Cancel");
   cancel.addEventListener("click", () => menu.replaceChildren());
   menu.appendChild(cancel);
-}
-
-function cardOf(id) {
-  const v = app.view.board;
-  if (id.startsWith("slot-")) return v.slots[Number(id.slice(5))].card;
-  if (id.startsWith("reserved-") && v.players[app.view.shown_seat]) {
-    const r = v.players[app.view.shown_seat].reserved[Number(id.slice(9))];
-    return r && r.card;
-  }
-  return null;
 }
 

@@ -1,0 +1,116 @@
+"""The board the page builds (``training.app.board``): every legal id names a piece that is on the board.
+
+Why: the page plays only by clicking pieces, so a decision whose id names a
+piece the board does not show could not be made at all; random games with
+every module reach each kind of decision, and each is checked here without a
+browser (the browser tests then click them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+from splendor_env.actions import block_of
+from splendor_env.env import raw_env
+from splendor_env.layout import ACTION_BLOCKS, first_id
+from splendor_env.records import seat_of
+from training.app.board import board, spends, target
+
+MODULES = ("cities", "trading_posts", "orient", "strongholds")
+
+
+def on_board(view: dict[str, Any], seat: int, element: str) -> bool:
+    """Whether the page (training/app/web/table.js) draws a piece with this id for ``seat``."""
+    kind, _, key = element.rpartition("-") if element.count("-") else (element, "", "")
+    me = view["players"][seat]
+    if element in ("bank", "decision"):
+        return True
+    index = int(key) if key.isdigit() else None
+    checks = {
+        "slot": lambda: any(s["slot"] == index and s["card"] for s in view["slots"]),
+        "deck": lambda: index < 3 and view["decks"][index] > 0,
+        "odeck": lambda: index < len(view["orient_decks"]) and view["orient_decks"][index] > 0,
+        "reserved": lambda: index < len(me["reserved"]) and me["reserved"][index]["card"] is not None,
+        "token": lambda: me["tokens"].get(key, 0) > 0,
+        "bank": lambda: key in view["bank"],
+        "noble": lambda: index < len(view["nobles"]),
+        "city": lambda: index < len(view["cities"]),
+        "post": lambda: index < len(view["trading_posts"]),
+        "drawn": lambda: index < len(view["drawn"]) and view["drawn"][index] is not None,
+        "card": lambda: any(c["id"] == index for c in me["purchased"]),
+    }
+    return checks[kind]()
+
+
+def check_games(games: list[tuple[str, ...]]) -> Counter[str]:
+    """Play random games; at each step every legal id must name a piece of the seat's board. The blocks seen."""
+    seen: Counter[str] = Counter()
+    rng = np.random.default_rng(0)
+    for game, modules in enumerate(games):
+        env = raw_env(num_players=2 + game % 3, modules=modules)
+        env.reset(seed=game)
+        while not any(env.terminations.values()) and not any(env.truncations.values()):
+            seat = seat_of(env.agent_selection)
+            state = env.game_state
+            view = board(state, seat)
+            legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+            for action in legal:
+                where = target(int(action))
+                seen[block_of(int(action))[0]] += 1
+                assert on_board(view, seat, where["target"]), (env.describe_action(int(action)), where)
+                if where["verb"].startswith("buy"):
+                    paid = spends(state, int(action))
+                    assert all(view["players"][seat]["tokens"][c] >= n > 0 for c, n in paid.items())
+            env.step(int(rng.choice(legal)))
+    return seen
+
+
+def test_every_legal_id_of_a_module_game_names_a_piece_on_the_board() -> None:
+    assert check_games([MODULES, ()])["buy_market"] > 0
+
+
+@pytest.mark.slow
+def test_random_games_reach_every_decision_and_each_names_a_piece_on_the_board() -> None:
+    seen = check_games([MODULES] * 12 + [(), ("strongholds",)] * 6)
+    # pass: only when nothing else is legal; conquest: all three strongholds on one card you can buy.
+    # Random games reach neither; both are buttons on the board's decision bar (the last test).
+    never = {"pass", "conquest"}
+    blocks = {name for name, _, _ in ACTION_BLOCKS}
+    assert blocks - set(seen) <= never, sorted(blocks - set(seen))
+
+
+def test_a_board_hides_what_the_seat_may_not_see() -> None:
+    env = raw_env(num_players=2)
+    env.reset(seed=5)
+    env.step(42)  # player_0 reserves the top of the level-1 deck, blind
+    mine, theirs, spectator = board(env.game_state, 0), board(env.game_state, 1), board(env.game_state, None)
+    assert mine["players"][0]["reserved"][0]["card"] is not None
+    assert theirs["players"][0]["reserved"][0] == {"card": None, "blind": True}
+    assert spectator["players"][0]["reserved"][0]["card"] is None
+    assert isinstance(theirs["players"][0]["purchased"], int) and mine["decks"] == [35, 26, 16]
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        (0, {"target": "bank", "verb": "take", "gems": ["white", "blue", "green"]}),
+        (25, {"target": "bank", "verb": "take", "gems": ["white", "white"]}),
+        (47, {"target": "slot-2", "verb": "buy"}),
+        (43, {"target": "deck-1", "verb": "reserve blind"}),
+        (65, {"target": "token-gold", "verb": "discard"}),
+        (71, {"target": "decision", "verb": "pass"}),
+        (first_id("conquest") + 1, {"target": "decision", "verb": "conquest"}),
+        (
+            first_id("stronghold_move") + 18 * 2 + 5,
+            {"target": "slot-2", "verb": "move stronghold", "to": "slot-5"},
+        ),
+        (first_id("keep_drawn_card") + 1, {"target": "drawn-1", "verb": "keep"}),
+        (first_id("reserve_orient_market") + 3, {"target": "slot-15", "verb": "reserve"}),
+    ],
+)
+def test_an_id_names_its_piece(action: int, expected: dict[str, Any]) -> None:
+    assert target(action) == expected
