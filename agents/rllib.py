@@ -100,7 +100,7 @@ class RLlibAgent(Agent):
         self.path = str(path)
         folder = module_dir(path)
         self._torch = torch
-        self.module = RLModule.from_checkpoint(folder)
+        self.module = RLModule.from_checkpoint(str(folder.resolve()))  # pyarrow refuses relative paths
         self.module.eval()
         space = self.module.observation_space["observations"]
         obs_dim = int(np.prod(space.shape))

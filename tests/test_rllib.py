@@ -134,7 +134,10 @@ BUDGET = [
     ("iterations=20", "iterations=1"),
     ("games=100", "games=2"),
     ("games=20", "games=1"),
-    ('"env_runners.num_env_runners=1"', '"env_runners.num_env_runners=0", "ppo.train_batch_size=200"'),
+    (
+        '"env_runners.num_env_runners=1"',
+        '"env_runners.num_env_runners=0", "ppo.train_batch_size=200", "ppo.minibatch_size=100"',
+    ),
 ]
 
 
