@@ -235,16 +235,22 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
         async def stream() -> Any:
             game.watchers.add(wake)
             try:
+                changed_now, idle = True, 0.0
                 while True:
-                    changed.clear()
-                    view = await run_in_threadpool(lambda: _locked_view(game, mine))
-                    yield f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
+                    if changed_now:
+                        changed.clear()
+                        view = await run_in_threadpool(lambda: _locked_view(game, mine))
+                        yield f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
                     try:
-                        await asyncio.wait_for(changed.wait(), HEARTBEAT_S)
-                    except TimeoutError:
-                        yield ": still here\n\n"
+                        await asyncio.wait_for(changed.wait(), 1.0)
+                        changed_now, idle = True, 0.0
+                    except TimeoutError:  # each second: is the page still there? a comment now and then
                         if await request.is_disconnected():
                             return
+                        changed_now, idle = False, idle + 1.0
+                        if idle >= HEARTBEAT_S:
+                            yield ": still here\n\n"
+                            idle = 0.0
             finally:
                 game.watchers.discard(wake)
 
@@ -332,6 +338,7 @@ class AppServer:
             log_level="info" if verbose else "warning",
             access_log=verbose,
             timeout_keep_alive=5,
+            timeout_graceful_shutdown=2,
             h11_max_incomplete_event_size=64 * 1024,
         )
         self.server = uvicorn.Server(config)
