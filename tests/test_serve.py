@@ -269,3 +269,18 @@ def test_a_record_is_stepped_through_and_continued(url: str, records_dir: Path) 
 def test_a_malformed_record_gets_a_clear_error(url: str, body: dict[str, Any], words: str) -> None:
     status, error = call(url, "POST", "/api/records", body)
     assert status == 400 and words in error["error"], error
+
+
+def test_each_seat_link_moves_only_its_own_seat(url: str) -> None:
+    status, view = call(url, "POST", "/api/games", {"agents": ["human", "human"], "seed": 8})
+    assert status == 201 and view["my_seats"] == [0, 1]  # the page that started it holds both (hot-seat)
+    first, second = view["tokens"]["0"], view["tokens"]["1"]
+    body = {"action": view["legal"][0]["id"], "move": 0}
+    status, error = call(url, "POST", f"/api/games/{view['game_id']}/move", {**body, "tokens": [second]})
+    assert status == 403 and "player_0" in error["error"]
+    status, seen = call(url, "GET", f"/api/games/{view['game_id']}?tokens={second}")
+    assert seen["my_seats"] == [1] and seen["legal"] == [] and seen["shown_seat"] == 1
+    status, after = call(url, "POST", f"/api/games/{view['game_id']}/move", {**body, "tokens": [first]})
+    assert status == 200 and after["seat_on_move"] == 1 and after["legal"] == []  # player_0's page waits
+    status, seen = call(url, "GET", f"/api/games/{view['game_id']}?tokens={second}")
+    assert seen["seat_on_move"] == 1 and seen["legal"]

@@ -37,6 +37,8 @@ async function api(method, path, body) {
   return data;
 }
 
+function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+
 function showError(message) { $("error").textContent = message || ""; }
 
 function setBoard(svg, move) {
@@ -139,7 +141,7 @@ function renderGame(view) {
     const r = view.result;
     const who = r.winners.length ? r.winners.map((w) => "player_" + w + " (" + view.agents[w] + ")").join(", ") : "nobody";
     status = (r.truncated ? "Stopped at the turn cap. " : "Game over. ") + "Winner: " + who +
-      "; prestige " + r.prestige.join(" / ") + "; " + r.turns + " turns.";
+      "; prestige " + r.prestige.join(" / ") + "; " + plural(r.turns, "turn") + " (" + plural(view.move, "move") + ").";
   } else if (view.thinking) {
     const since = performance.now();
     status = thinkingText(view, since);
