@@ -382,3 +382,21 @@ def test_the_page_says_which_agent_is_thinking_and_takes_no_input_meanwhile(page
     assert page.get_attribute("#status", "data-thinking") == "false" and "your move" in page.inner_text(
         "#status"
     )
+
+
+def test_two_browsers_each_play_their_seat_by_its_link(page: Any, browser: Any) -> None:
+    start(page, ["human", "human"], seed=18)
+    link = page.get_attribute("#seat-links a:nth-of-type(2)", "href")
+    assert "seat=1&token=" in link
+    other = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    other.goto(link)
+    other.wait_for_selector("body[data-ready=true]")
+    assert "token" not in other.url  # the secret leaves the address bar
+    assert other.locator("#table [data-action]").count() == 0  # player_0 is on move, at the first browser
+    # The first browser holds both seats (hot-seat); it plays player_0, the second browser then player_1.
+    click_move(page, page.evaluate("window.app.view.legal")[0])
+    other.wait_for_selector("#table [data-action]")
+    assert other.evaluate("window.app.view.my_seats") == [1]
+    click_move(other, other.evaluate("window.app.view.legal")[0])
+    page.wait_for_function("document.getElementById('board').dataset.move === '2'")
+    other.context.close()
