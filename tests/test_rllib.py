@@ -90,6 +90,22 @@ def test_config_errors_name_the_key(tmp_path: Path) -> None:
         check_resume(tiny_config(tmp_path))
 
 
+def test_the_command_refuses_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from training.common.cli import run_cli
+    from training.rllib_ppo import main
+
+    config = str(ROOT / "configs/rllib_ppo_2p.yaml")
+    for argv, message in [
+        (["--resume", "--set", f"output_dir={tmp_path}"], "--resume: no checkpoint in"),
+        (["--set", "env_runners.num_env_runners=-1"], "env_runners.num_env_runners: must be >= 0"),
+        (["--set", "eval.opponents=[rllib:nowhere]"], "eval.opponents[0]: unknown or unusable agent spec"),
+    ]:
+        assert run_cli(main, ["--config", config, *argv], prog="rllib_ppo") == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"rllib_ppo: error: {message}") and "\n" not in err, err
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+
+
 def test_the_agent_spec_refuses_a_folder_without_a_checkpoint(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no RLlib checkpoint at"):
         agents.make(f"rllib:{tmp_path}")
