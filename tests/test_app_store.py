@@ -72,3 +72,25 @@ def test_the_command_refuses_bad_options(argv: list[str], words: str, capsys: An
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_two_watchers_advancing_at_once_play_one_move(tmp_path: Path) -> None:
+    import threading
+
+    store = make_store(tmp_path)
+    view = store.new_game({"agents": ["greedy", "random"], "seed": 3})
+    answers: list[Any] = []
+
+    def advance() -> None:
+        try:
+            answers.append(store.advance(view["game_id"], {"move": view["move"]})["move"])
+        except ApiError as exc:
+            answers.append(exc.status)
+
+    threads = [threading.Thread(target=advance) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(answers, key=str).count(1) == 1 and all(a in (1, 409) for a in answers), answers
+    assert store.get_game(view["game_id"], [])["move"] == 1

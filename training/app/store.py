@@ -123,16 +123,21 @@ class Game:
         self.actions.append(int(action))
         self.log.append(f"{self.move}. player_{seat} ({self.specs[seat]}): {words}")
 
-    def agent_move(self) -> None:
+    def claim(self) -> int:
+        """Mark the seat on move as thinking (call with the lock held): no other request may move now."""
+        seat = self.seat_on_move()
+        self.thinking = (seat, time.monotonic())
+        self.version += 1
+        return seat
+
+    def agent_move(self, claimed: bool = False) -> None:
         """One move of the agent on move, asked through the one runner; watchers hear it start and end.
 
         The search runs outside the game's lock (it only reads the env, and no
         one else may move while an agent is on move), so views stay instant.
         """
         with self.lock:
-            seat = self.seat_on_move()
-            self.thinking = (seat, time.monotonic())
-            self.version += 1
+            seat = self.seat_on_move() if claimed else self.claim()
         self.changed()
         try:
             action = runner.decide(self.seat_agents[seat], self.env, self.rng)
@@ -419,7 +424,8 @@ class Store:
             self._check_move(game, body)
             if game.human_seats:
                 raise ApiError("a person plays this game: the agents move by themselves", HTTPStatus.CONFLICT)
-        game.agent_move()
+            game.claim()  # in the same locked step as the check: a second request now finds it thinking
+        game.agent_move(claimed=True)
         with game.lock:
             return game.view()
 
