@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,13 @@ def call(
         return exc.code, json.loads(exc.read())
 
 
-def events(url: str, game_id: str, tokens: list[str] = (), until: Any = None, timeout: float = 120) -> dict:  # type: ignore[assignment]
+def events(
+    url: str,
+    game_id: str,
+    tokens: Sequence[str] = (),
+    until: Callable[[dict[str, Any]], bool] | None = None,
+    timeout: float = 120,
+) -> dict[str, Any]:
     """The views a game's live stream sends, read until ``until(view)`` holds; returns that view."""
     parts = urlparse(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
