@@ -106,6 +106,27 @@ def test_the_command_refuses_bad_input_in_one_line(tmp_path: Path, capsys: pytes
     assert not list(tmp_path.iterdir())  # refused before anything was written
 
 
+def test_address_is_the_cluster_ray_joins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--address`` goes to ``ray.init``; a process already in Ray cannot join another cluster."""
+    seen: dict[str, object] = {}
+
+    class Joined(Exception):
+        pass
+
+    def fake_init(**kwargs: object) -> None:
+        seen.update(kwargs)
+        raise Joined
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", fake_init)
+    with pytest.raises(Joined):
+        train(tiny_config(tmp_path), address="10.0.0.1:6379")
+    assert seen["address"] == "10.0.0.1:6379"
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    with pytest.raises(CliError, match="--address: Ray is already initialised"):
+        train(tiny_config(tmp_path), address="auto")
+
+
 def test_the_agent_spec_refuses_a_folder_without_a_checkpoint(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no RLlib checkpoint at"):
         agents.make(f"rllib:{tmp_path}")
