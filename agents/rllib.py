@@ -62,8 +62,6 @@ def module_dir(path: str | Path) -> Path:
     """The shared module's folder for a run's checkpoint folder (or that folder itself); named when absent."""
     p = Path(path)
     for candidate in (p / MODULE_SUBDIR, p / "checkpoint" / MODULE_SUBDIR, p):
-        if (candidate / "module_state.pkl").is_file() or (candidate / "module_state.pt").is_file():
-            return candidate
         if candidate.is_dir() and any(candidate.glob("module_state*")):
             return candidate
     raise FileNotFoundError(
@@ -105,10 +103,15 @@ class RLlibAgent(Agent):
         space = self.module.observation_space["observations"]
         obs_dim = int(np.prod(space.shape))
         n_actions = int(self.module.action_space.n)
-        meta = read_game(folder) or game_meta(2, [] if obs_dim == OBS_DIM else ["cities"])
-        self.game = {**meta, "obs_dim": obs_dim, "num_actions": n_actions}
         if (obs_dim, n_actions) not in ((OBS_DIM, NUM_ACTIONS), (OBS_DIM_ALL, NUM_ACTIONS_ALL)):
             raise ValueError(f"RLlib module {self.path!r}: observation size {obs_dim} is no Splendor game's")
+        meta = read_game(folder)
+        if meta is None and obs_dim != OBS_DIM:
+            raise ValueError(
+                f"RLlib module {self.path!r} plays module games but no {GAME_FILE} says which "
+                "(train it with python -m training.rllib_ppo)"
+            )
+        self.game = {**(meta or game_meta(2, [])), "obs_dim": obs_dim, "num_actions": n_actions}
         self.plays_modules = bool(self.game["modules"])  # read by agents.base.check_game
         self.deterministic = deterministic
         self.scale = observation_scale(obs_dim)

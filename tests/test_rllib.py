@@ -153,6 +153,12 @@ def test_one_iteration_trains_saves_evaluates_and_plays_as_an_agent(
     obs = env.observe(env.agent_selection)
     action = agent.act(obs["observation"], obs["action_mask"])
     assert obs["action_mask"][action] == 1
+    (tmp_path / "game.json").unlink()  # without it a module game's policy cannot say which modules it knows
+    if modules:
+        with pytest.raises(ValueError, match="plays module games but no game.json says which"):
+            agents.make(summary["agent_spec"])
+    else:
+        assert agents.make(summary["agent_spec"]).game["players"] == [2]
 
 
 @pytest.mark.slow
