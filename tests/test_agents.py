@@ -51,7 +51,16 @@ def test_phase_states_cover_every_phase() -> None:
 
 
 def test_known_specs_and_make() -> None:
-    assert set(agents.known_specs()) == {"random", "greedy", "mcts", "ppo", "human", "az", "lookahead", "rllib"}
+    assert set(agents.known_specs()) == {
+        "random",
+        "greedy",
+        "mcts",
+        "ppo",
+        "human",
+        "az",
+        "lookahead",
+        "rllib",
+    }
     assert agents.known_specs()["mcts"].endswith("keys " + ", ".join(sorted(PARAMS)))
     assert agents.known_specs()["az"].endswith("keys " + ", ".join(sorted(AZ_PARAMS)))
     assert isinstance(agents.make("random"), RandomAgent)
