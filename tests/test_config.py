@@ -15,7 +15,7 @@ from training.ppo import config as C  # noqa: E402
 CONFIGS = sorted(
     p
     for p in Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml")
-    if not p.name.startswith("search_")
+    if not p.name.startswith(("search_", "rllib_"))  # search and RLlib configs have their own loaders
 )
 
 

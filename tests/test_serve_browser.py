@@ -375,10 +375,10 @@ def test_a_game_is_a_url_that_survives_a_reload_and_is_watched_elsewhere(page: A
 
 
 def test_the_page_says_which_agent_is_thinking_and_takes_no_input_meanwhile(page: Any) -> None:
-    start(page, ["human", "mcts:sims=400"], seed=16)
+    start(page, ["human", "mcts:ms=1500"], seed=16)
     click_move(page, page.evaluate("window.app.view.legal")[0])
     page.wait_for_selector("#status[data-thinking=true]")
-    assert "mcts:sims=400 (player_1) is thinking" in page.inner_text("#status")
+    assert "mcts:ms=1500 (player_1) is thinking" in page.inner_text("#status")
     assert page.locator("#table [data-action]").count() == 0
     page.wait_for_selector("#table [data-action]", timeout=60_000)
     assert page.get_attribute("#status", "data-thinking") == "false" and "your move" in page.inner_text(

@@ -177,7 +177,7 @@ def test_cli_rejects_bad_specs(capsys: pytest.CaptureFixture) -> None:
     argv = ["--agents", "random", "nonsense", "--out", "unused", "--no-progress"]
     assert run_cli(tournament_main, argv, prog="tournament") == 2
     assert capsys.readouterr().err == (
-        "tournament: error: unknown agent spec 'nonsense'; known: az, greedy, human, lookahead, mcts, ppo, random, "
+        "tournament: error: unknown agent spec 'nonsense'; known: az, greedy, human, lookahead, mcts, ppo, random, rllib, "
         "or package.module:Class for your own agent class\n"
     )
 
