@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from training.benchmark import main as benchmark_main
-from training.common.cli import run_cli
+from training.common.cli import CliError, run_cli
 from training.matches import benchmark as bm
 from training.matches.report import win_rate_figure
 from training.matches.tournament import run_tournament
@@ -200,3 +200,19 @@ def test_search_training_ends_with_the_command_that_benchmarks_its_model(
     argv = printed_command("\n".join(lines))
     assert argv[0] == f"az:{tmp_path / 'run' / 'best.zip'}" and argv[1:3] == ["--quick", "--out"]
     assert benchmark_main([*argv, "--workers", "1"]) is None
+
+
+def test_an_interrupted_card_resumes_to_the_same_card(small_protocol: dict, tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    whole = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None)
+    log = out / "games" / bm.config_folder(2, ["cities"]) / "chunks.progress.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    assert len(lines) == 2  # one chunk a reference
+    log.write_text(lines[0] + lines[1][:10])  # the second chunk cut short, as a kill leaves it
+    resumed = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True)
+    assert [c["results"] for c in resumed["configs"]] == [c["results"] for c in whole["configs"]]
+    assert len(log.read_text().splitlines()) == 2  # the cut chunk was played again, once
+    with pytest.raises(CliError, match="was started with quick True, not False"):
+        bm.run_benchmark("greedy", out, quick=False, echo=lambda _: None, resume=True)
+    with pytest.raises(CliError, match="has no manifest.json"):
+        bm.run_benchmark("greedy", tmp_path / "elsewhere", quick=True, echo=lambda _: None, resume=True)

@@ -34,11 +34,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
     )
+    ap.add_argument(
+        "--resume", action="store_true", help="play only the games missing from --out (an interrupted card)"
+    )
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)
     if not args.spec.strip():
         raise CliError("SPEC must not be empty")
-    run_benchmark(args.spec, Path(args.out), args.quick, args.workers, args.backend, args.address)
+    run_benchmark(
+        args.spec, Path(args.out), args.quick, args.workers, args.backend, args.address, resume=args.resume
+    )
 
 
 if __name__ == "__main__":

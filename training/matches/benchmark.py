@@ -31,6 +31,7 @@ from agents.checkpoint import model_zip_problem
 from splendor_env.layout import MODULE_NAMES
 from training.common.cli import CliError
 from training.common.games import config_label, plays
+from training.common.progress import MANIFEST, open_run
 from training.common.stats import Z95
 from training.matches.evaluate import CANDIDATE, candidate_spec, evaluate, model_path
 from training.matches.match import MatchResult, seated_agent
@@ -179,6 +180,11 @@ def where_made() -> dict[str, str]:
     }
 
 
+def config_folder(players: int, modules: Sequence[str]) -> str:
+    """The folder name of a game configuration's saved chunks: ``2p_base``, ``2p_cities-orient``."""
+    return f"{players}p_" + ("-".join(modules) if modules else "base")
+
+
 def make_card(
     spec: str,
     quick: bool = False,
@@ -186,8 +192,15 @@ def make_card(
     backend: str = "local",
     address: str | None = None,
     echo: Callable[[str], None] | None = print,
+    progress: Path | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Play ``spec`` through :data:`PROTOCOL` (``quick``: fewer games) and return the card as a dict."""
+    """Play ``spec`` through :data:`PROTOCOL` (``quick``: fewer games) and return the card as a dict.
+
+    With ``progress`` (a folder), every finished chunk of games is saved there as it finishes, one
+    evaluation folder per game configuration; ``resume`` plays only the chunks missing from it,
+    so an interrupted card resumes to the card an uninterrupted run writes.
+    """
     path = model_path(spec)
     problem = model_zip_problem(path) if path is not None else None
     if problem:
@@ -197,6 +210,10 @@ def make_card(
         raise CliError(f"SPEC {spec!r} plays none of the protocol's games: " + "; ".join(skipped.values()))
     games = PROTOCOL["games"]["quick" if quick else "full"]
     refs = list(PROTOCOL["references"])
+    if progress is not None:
+        open_run(
+            progress, {"command": "benchmark", "spec": spec, "quick": quick, "protocol": PROTOCOL}, resume
+        )
     out: list[dict[str, Any]] = []
     made = where_made()  # the commit the games are played at, taken before they start
     t0, c0 = time.perf_counter(), cpu_seconds()
@@ -213,6 +230,8 @@ def make_card(
             backend,
             address,
             mods,
+            out=None if progress is None else progress / config_folder(n, mods),
+            resume=progress is not None and (progress / config_folder(n, mods) / MANIFEST).is_file(),
         )
         rows = config_rows(results, n)
         elo, (lo, hi) = fit_rating(
@@ -351,11 +370,15 @@ def run_benchmark(
     backend: str = "local",
     address: str | None = None,
     echo: Callable[[str], None] = print,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does."""
+    """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does.
+
+    The games are saved in ``out/games/`` as they finish; ``resume`` plays only what is missing there.
+    """
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {str(out)!r} exists and is not a folder")
-    card = make_card(spec, quick, workers, backend, address, echo)
+    card = make_card(spec, quick, workers, backend, address, echo, out / "games", resume)
     for path in write_card(card, out):
         echo(f"wrote {path}")
     return card
@@ -366,6 +389,7 @@ __all__ = [
     "card_configs",
     "card_figure",
     "card_markdown",
+    "config_folder",
     "fit_rating",
     "make_card",
     "p_first",
