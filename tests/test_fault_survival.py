@@ -217,3 +217,18 @@ def test_resume_without_a_run_folder_is_one_line(tmp_path: Path, capsys: pytest.
     assert err.startswith("tournament: error: --resume: ") and err.endswith(
         "has no manifest.json (no run was started there)\n"
     )
+
+
+def test_a_policy_benchmark_resumes_its_matches_from_the_saved_games(tmp_path: Path) -> None:
+    from training.bench.policies import run_bench
+
+    args: dict[str, Any] = {"anchors": ["random"], "games": 4, "n_states": 4, "players": (2,)}
+    whole = run_bench(["greedy", "lookahead"], **args, out=tmp_path / "b")
+    log = tmp_path / "b" / "agent1-column0" / "chunks.progress.jsonl"
+    log.write_text("")  # the second agent's match lost, as a stop before its first chunk leaves it
+    resumed = run_bench(["greedy", "lookahead"], **args, out=tmp_path / "b", resume=True)
+    for spec in ("greedy", "lookahead"):
+        assert resumed["agents"][spec]["vs_random@2p"] == whole["agents"][spec]["vs_random@2p"]
+    assert len(log.read_text().splitlines()) == 1
+    with pytest.raises(CliError, match="was started with games 4, not 6"):
+        run_bench(["greedy", "lookahead"], **{**args, "games": 6}, out=tmp_path / "b", resume=True)

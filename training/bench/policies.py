@@ -40,6 +40,7 @@ from agents.runner import decision_state
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.games import plays
 from training.common.jobs import check_backend
+from training.common.progress import MANIFEST, open_run
 from training.matches.evaluate import evaluate
 
 
@@ -65,10 +66,23 @@ def latency(spec: str, states: Sequence[np.ndarray], seed: int = 0) -> dict[str,
 
 
 def win_rate(
-    spec: str, anchor: str, games: int, workers: int, seed: int, players: int = 2, modules: Sequence[str] = ()
+    spec: str,
+    anchor: str,
+    games: int,
+    workers: int,
+    seed: int,
+    players: int = 2,
+    modules: Sequence[str] = (),
+    out: Path | None = None,
 ) -> dict[str, Any]:
-    """``spec`` in one seat, ``anchor`` in the others: its score with a 95% Wilson interval."""
-    (result,) = evaluate(spec, [anchor], games, players, workers, seed, modules=tuple(modules))
+    """``spec`` in one seat, ``anchor`` in the others: its score with a 95% Wilson interval.
+
+    With ``out``, the games are saved there as they finish and a folder that has them is resumed.
+    """
+    resume = out is not None and (out / MANIFEST).is_file()
+    (result,) = evaluate(
+        spec, [anchor], games, players, workers, seed, modules=tuple(modules), out=out, resume=resume
+    )
     lo, hi = result.ci
     return {"games": result.games, "score": result.score, "rate": result.win_rate, "ci95": [lo, hi]}
 
@@ -82,22 +96,34 @@ def run_bench(
     seed: int = 0,
     players: Sequence[int] = (2,),
     modules: Sequence[str] = (),
+    out: Path | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Latency and anchor win rates (per player count) for every spec, in the ``modules`` game."""
+    """Latency and anchor win rates (per player count) for every spec, in the ``modules`` game.
+
+    With ``out``, every match's games are saved there as they finish (one evaluation folder per
+    agent, anchor and player count); ``resume`` plays only the games missing from it. Latencies
+    are timings, so they are measured again.
+    """
+    if out is not None:
+        manifest = {"command": "bench.policies", "agents": list(specs), "anchors": list(anchors)}
+        manifest |= {"games": games, "seed": seed, "players": list(players), "modules": list(modules)}
+        open_run(out, manifest, resume)
     pools = {n: sample_states(n, 6, seed + n, modules=modules) for n in (2, 3, 4)}
     results: dict[str, Any] = {}
     columns = [(a, n) for n in players for a in anchors]
-    for spec in specs:
+    for i, spec in enumerate(specs):
         agent = build(spec)
         counts = [n for n in (2, 3, 4) if plays(agent, spec, n, modules) is None]
         pool = [s for n in counts for s in pools[n]]
         pick = np.random.default_rng(seed).choice(len(pool), size=min(n_states, len(pool)), replace=False)
         row: dict[str, Any] = {"latency": latency(spec, [pool[i] for i in sorted(pick)], seed)}
         row["latency"]["players"] = counts
-        for anchor, n in columns:
+        for j, (anchor, n) in enumerate(columns):
             playable = spec != anchor and n in counts and plays(build(anchor), anchor, n, modules) is None
+            folder = None if out is None else out / f"agent{i}-column{j}"
             row[f"vs_{anchor}@{n}p"] = (
-                win_rate(spec, anchor, games, workers, seed, n, modules) if playable else None
+                win_rate(spec, anchor, games, workers, seed, n, modules, folder) if playable else None
             )
         results[spec] = row
     return {
@@ -170,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--states", type=int, default=200, help="positions timed per agent")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    parser.add_argument("--out", default=None, help="save the games here as they finish (for --resume)")
+    parser.add_argument("--resume", action="store_true", help="play only the games missing from --out")
     args = parser.parse_args(argv)
+    if args.resume and args.out is None:
+        raise CliError("--resume needs --out, the folder of the run to resume")
     check_inputs(args)
     bench = run_bench(
         args.agents,
@@ -181,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         args.seed,
         args.players,
         args.modules,
+        None if args.out is None else Path(args.out),
+        args.resume,
     )
     print(format_bench(bench))
     if args.json:
