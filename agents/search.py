@@ -400,6 +400,54 @@ def search_rollouts(
 
 
 @njit(cache=True)
+def descend(
+    tree: tuple,
+    j: int,
+    d: np.ndarray,
+    root: np.ndarray,
+    seat: int,
+    rng: np.ndarray,
+    mask: np.ndarray,
+    c_puct: float,
+    fpu: float,
+    forced: int,
+    n_nodes: int,
+    leaf_value: np.ndarray,
+) -> tuple[int, int, int, bool]:
+    """Simulation ``j`` of a PUCT batch: ``d`` becomes a fresh determinisation of ``root`` for ``seat``,
+    walked down by PUCT (``forced`` at the root, where legal) with virtual loss until a node the
+    network has not seen, a finished game (its values go to ``leaf_value``) or a full tree.
+
+    Returns ``(node, seat on move there, node count, whether the network must evaluate it)``; ``mask``
+    holds that position's legal ids. The one descent of :func:`search_network` and of the batched
+    driver (:mod:`agents.search_batch`), so both build the same trees.
+    """
+    child, expanded = tree[0], tree[6]
+    max_nodes = child.shape[0]
+    d[:] = root
+    determinize_inplace(d, seat, rng)
+    node = 0
+    tree[8][j] = 1
+    tree[7][j, 0] = 0
+    while True:
+        player = d[CURRENT]
+        if rules.is_over(d):
+            terminal_values(d, leaf_value)
+            return node, player, n_nodes, False
+        rules.legal_mask(d, mask)
+        if expanded[node] == 0:
+            return node, player, n_nodes, True
+        if node == 0 and forced >= 0 and mask[forced]:
+            a = forced
+        else:
+            a = select_puct(tree, node, mask, player, c_puct, fpu)
+        if child[node, a] < 0 and n_nodes >= max_nodes:  # tree full: evaluate here
+            return node, player, n_nodes, True
+        n_nodes = step_down(tree, j, d, node, a, n_nodes, True)
+        node = child[node, a]
+
+
+@njit(cache=True)
 def search_network(
     root: np.ndarray,
     seat: int,
@@ -438,7 +486,6 @@ def search_network(
     """
     child, prior, expanded = tree[0], tree[1], tree[6]
     leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
-    max_nodes = child.shape[0]
     na = child.shape[1]
     n = root[N_PLAYERS]
     d = np.empty_like(root)
@@ -451,30 +498,10 @@ def search_network(
         k_batch = min(batch, sims - done)
         n_eval = 0
         for j in range(k_batch):
-            d[:] = root
-            determinize_inplace(d, seat, rng)
-            node = 0
-            tree[8][j] = 1
-            tree[7][j, 0] = 0
-            leaf_row[j] = -1
-            while True:
-                player = d[CURRENT]
-                if rules.is_over(d):
-                    terminal_values(d, leaf_value[j])
-                    break
-                rules.legal_mask(d, mask)
-                if expanded[node] == 0:
-                    leaf_row[j] = n_eval
-                    break
-                if node == 0 and forced >= 0 and mask[forced]:
-                    a = forced
-                else:
-                    a = select_puct(tree, node, mask, player, c_puct, fpu)
-                if child[node, a] < 0 and n_nodes >= max_nodes:  # tree full: evaluate here
-                    leaf_row[j] = n_eval
-                    break
-                n_nodes = step_down(tree, j, d, node, a, n_nodes, True)
-                node = child[node, a]
+            node, player, n_nodes, needs_network = descend(
+                tree, j, d, root, seat, rng, mask, c_puct, fpu, forced, n_nodes, leaf_value[j]
+            )
+            leaf_row[j] = n_eval if needs_network else -1
             leaf_node[j] = node
             leaf_player[j] = player
             if leaf_row[j] >= 0:

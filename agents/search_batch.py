@@ -40,13 +40,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from splendor_env import rules
-from splendor_env.determinize import determinize_inplace
 from splendor_env.observation import observe
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
 from .net import NetBuffers, net_forward, net_values, num_actions_of, observation_size, seat_values
-from .search import backup, select_puct, set_prior, step_down, terminal_values
+from .search import backup, descend, set_prior
 
 #: Trees searched together by the numba evaluator (:func:`search_network_batched`'s ``group``): one,
 #: as the network costs the same per row in any batch and one tree keeps the cache to itself.
@@ -162,7 +160,6 @@ def select_leaves(
     n_eval = 0
     n_other = 0
     na = arrays[0].shape[2]
-    max_nodes = arrays[0].shape[1]
     d = np.empty(roots.shape[1], dtype=roots.dtype)
     mask = np.zeros(na, dtype=np.int8)
     for t in range(t0, t1):
@@ -170,8 +167,6 @@ def select_leaves(
             taken[t] = 0
             continue
         tree = _tree(arrays, t)
-        child, expanded = tree[0], tree[6]
-        paths, plens = tree[7], tree[8]
         leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
         root = roots[t]
         seat = seats[t]
@@ -182,27 +177,10 @@ def select_leaves(
         active += 1
         nn = n_nodes[t]
         for j in range(k_batch):
-            d[:] = root
-            determinize_inplace(d, seat, rng)
-            node = 0
-            plens[j] = 1
-            paths[j, 0] = 0
-            leaf_row[j] = -1
-            while True:
-                player = d[CURRENT]
-                if rules.is_over(d):
-                    terminal_values(d, leaf_value[j])
-                    break
-                rules.legal_mask(d, mask)
-                if expanded[node] == 0:
-                    leaf_row[j] = n_eval
-                    break
-                a = select_puct(tree, node, mask, player, c_puct[t], fpu[t])
-                if child[node, a] < 0 and nn >= max_nodes:  # tree full: evaluate here
-                    leaf_row[j] = n_eval
-                    break
-                nn = step_down(tree, j, d, node, a, nn, True)
-                node = child[node, a]
+            node, player, nn, needs_network = descend(
+                tree, j, d, root, seat, rng, mask, c_puct[t], fpu[t], -1, nn, leaf_value[j]
+            )
+            leaf_row[j] = n_eval if needs_network else -1
             leaf_node[j] = node
             leaf_player[j] = player
             if leaf_row[j] >= 0:
