@@ -12,6 +12,7 @@ import pytest
 
 from training.benchmark import main as benchmark_main
 from training.common.cli import CliError, run_cli
+from training.common.games import config_folder
 from training.matches import benchmark as bm
 from training.matches.report import win_rate_figure
 from training.matches.tournament import run_tournament
@@ -205,7 +206,7 @@ def test_search_training_ends_with_the_command_that_benchmarks_its_model(
 def test_an_interrupted_card_resumes_to_the_same_card(small_protocol: dict, tmp_path: Path) -> None:
     out = tmp_path / "card"
     whole = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None)
-    log = out / "games" / bm.config_folder(2, ["cities"]) / "chunks.progress.jsonl"
+    log = out / "games" / config_folder(2, ["cities"]) / "chunks.progress.jsonl"
     lines = log.read_text().splitlines(keepends=True)
     assert len(lines) == 2  # one chunk a reference
     log.write_text(lines[0] + lines[1][:10])  # the second chunk cut short, as a kill leaves it

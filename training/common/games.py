@@ -28,3 +28,8 @@ def plays(agent: object, label: str, num_players: int, modules: Sequence[str] = 
 def config_label(num_players: int, modules: Sequence[str] = ()) -> str:
     """``"3p base"`` / ``"2p cities+orient"``: the name of one game configuration in reports and folders."""
     return f"{num_players}p {'+'.join(modules) if modules else 'base'}"
+
+
+def config_folder(num_players: int, modules: Sequence[str] = ()) -> str:
+    """``"3p_base"`` / ``"2p_cities+orient"``: :func:`config_label` as a folder name under a run's ``--out``."""
+    return config_label(num_players, modules).replace(" ", "_")

@@ -30,7 +30,7 @@ from typing import Any
 from agents.checkpoint import model_zip_problem
 from splendor_env.layout import MODULE_NAMES
 from training.common.cli import CliError
-from training.common.games import config_label, plays
+from training.common.games import config_folder, config_label, plays
 from training.common.progress import MANIFEST, open_run
 from training.common.stats import Z95
 from training.matches.evaluate import CANDIDATE, candidate_spec, evaluate, model_path
@@ -178,11 +178,6 @@ def where_made() -> dict[str, str]:
         "commit": commit or "unknown",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}, Python {platform.python_version()}",
     }
-
-
-def config_folder(players: int, modules: Sequence[str]) -> str:
-    """The folder name of a game configuration's saved chunks: ``2p_base``, ``2p_cities-orient``."""
-    return f"{players}p_" + ("-".join(modules) if modules else "base")
 
 
 def make_card(
@@ -389,7 +384,6 @@ __all__ = [
     "card_configs",
     "card_figure",
     "card_markdown",
-    "config_folder",
     "fit_rating",
     "make_card",
     "p_first",

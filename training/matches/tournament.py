@@ -26,7 +26,7 @@ from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.records import write_records
 from training.common.cli import CliError, check_game_args
-from training.common.games import config_label, plays
+from training.common.games import config_folder, config_label, plays
 from training.common.jobs import check_backend, chunks, job_seed, map_jobs
 from training.common.progress import JobLog, as_json, open_run
 from training.matches.match import seated_agent
@@ -238,11 +238,6 @@ def configurations(
     return out
 
 
-def config_dir(config: dict[str, Any]) -> str:
-    """``3p_base``, ``2p_cities+orient``: a configuration's folder under ``--out``."""
-    return config["config"].replace(" ", "_")
-
-
 def run_tournament(
     specs: Sequence[str],
     players: int | Sequence[int] = 2,
@@ -289,7 +284,15 @@ def run_tournament(
         open_run(Path(out), manifest, resume)
     summaries = []
     for config in configs:
-        where = None if out is None else (Path(out) if len(configs) == 1 else Path(out) / config_dir(config))
+        where = (
+            None
+            if out is None
+            else (
+                Path(out)
+                if len(configs) == 1
+                else Path(out) / config_folder(config["players"], config["modules"])
+            )
+        )
         if echo is not None and len(configs) > 1:
             echo(f"\n== {config['config']} ==")
         if echo is not None:
