@@ -415,6 +415,28 @@ def test_a_run_with_a_residual_critic_and_aux_targets_resumes_and_plays(tmp_path
 
 
 @pytest.mark.slow
+def test_aux_targets_switched_on_at_resume_keep_the_saved_optimizer(tmp_path: Path) -> None:
+    import torch
+
+    raw = tiny(tmp_path, train__value_learning_rate=1e-4)
+    run_tiny(raw)
+    ckpt = tmp_path / "run" / "checkpoints"
+    before = torch.load(ckpt / "optimizer.pt")
+    raw["train"]["aux_coef"] = 0.5
+    run_tiny({**raw, "iterations": 2}, resume=True)
+    after = torch.load(ckpt / "optimizer.pt")
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert "train_aux_loss" not in metrics[0] and np.isfinite(metrics[1]["train_aux_loss"])
+    # the head's weight and bias joined the critic's group; the actor's group is as it was
+    assert [len(g["params"]) for g in after["param_groups"]] == [
+        len(before["param_groups"][0]["params"]),
+        len(before["param_groups"][1]["params"]) + 2,
+    ]
+    kept = before["state"][0]["step"]  # the moments went on from the saved ones, not from zero
+    assert after["state"][0]["step"] > kept > 0
+
+
+@pytest.mark.slow
 def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Path) -> None:
     raw = tiny(tmp_path, snapshot_every=1)
     run_tiny(raw)

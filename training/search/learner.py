@@ -203,18 +203,32 @@ def train_network(
 
 
 def resume_optimizer(policy: Any, cfg: SearchTrainConfig, path: Path) -> torch.optim.Optimizer:
-    """Adam with its saved moments, at the config's rates (the saved state would bring back its own)."""
-    optimizer = make_optimizer(policy, cfg)
+    """Adam with its saved moments, at the config's rates (the saved state would bring back its own).
+
+    A run resumed with ``train.aux_coef`` switched on has a new auxiliary head that the saved
+    optimizer never saw: Adam loads its moments for the rest and starts the head's from zero.
+    """
+    saved = torch.load(path, map_location="cpu")
+    head = list(policy.aux_net.parameters()) if hasattr(policy, "aux_net") else []
+    saved_count = sum(len(group["params"]) for group in saved["param_groups"])
+    new_head = bool(head) and saved_count == sum(1 for _ in policy.parameters()) - len(head)
+    optimizer = make_optimizer(policy, cfg, leave_out=head if new_head else [])
     fresh = [dict(group) for group in optimizer.param_groups]
-    try:
-        optimizer.load_state_dict(torch.load(path, map_location="cpu"))
-    except ValueError as err:
+    if len(saved["param_groups"]) != len(fresh):
         raise ConfigError(
             "train.value_learning_rate: the checkpoint's optimizer has "
-            f"{'no ' if len(fresh) == 2 else 'a '}separate critic group; resume with the run's setting ({err})"
+            f"{'no ' if len(fresh) == 2 else 'a '}separate critic group; resume with the run's setting"
+        )
+    try:
+        optimizer.load_state_dict(saved)
+    except ValueError as err:
+        raise ConfigError(
+            f"the checkpoint's optimizer does not fit this network ({err}): resume with the run's network.* settings"
         ) from None
     for group, settings in zip(optimizer.param_groups, fresh, strict=True):
         group["lr"], group["weight_decay"] = settings["lr"], settings["weight_decay"]
+    if new_head:
+        optimizer.param_groups[-1]["params"].extend(head)  # the critic's group (or the only one)
     return optimizer
 
 
@@ -238,14 +252,21 @@ def critic_parameters(policy: Any) -> list[torch.nn.Parameter]:
     return params
 
 
-def make_optimizer(policy: Any, cfg: SearchTrainConfig) -> torch.optim.Optimizer:
-    """Adam; with ``train.value_learning_rate`` set, the critic is a second group at that rate."""
+def make_optimizer(
+    policy: Any, cfg: SearchTrainConfig, leave_out: list[torch.nn.Parameter] | None = None
+) -> torch.optim.Optimizer:
+    """Adam; with ``train.value_learning_rate`` set, the critic is a second group at that rate.
+
+    ``leave_out``: parameters not given to Adam (:func:`resume_optimizer` adds them after loading).
+    """
     t = cfg.train
+    skip = {id(p) for p in leave_out or []}
+    params = [p for p in policy.parameters() if id(p) not in skip]
     if t.value_learning_rate is None:
-        return torch.optim.Adam(policy.parameters(), lr=t.learning_rate, weight_decay=t.weight_decay)
+        return torch.optim.Adam(params, lr=t.learning_rate, weight_decay=t.weight_decay)
     critic = {id(p) for p in critic_parameters(policy)}
     groups = [
-        {"params": [p for p in policy.parameters() if id(p) not in critic], "lr": t.learning_rate},
-        {"params": [p for p in policy.parameters() if id(p) in critic], "lr": t.value_learning_rate},
+        {"params": [p for p in params if id(p) not in critic], "lr": t.learning_rate},
+        {"params": [p for p in params if id(p) in critic], "lr": t.value_learning_rate},
     ]
     return torch.optim.Adam(groups, weight_decay=t.weight_decay)
