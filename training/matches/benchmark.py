@@ -180,6 +180,54 @@ def where_made() -> dict[str, str]:
     }
 
 
+def rate_in_config(
+    spec: str,
+    players: int,
+    modules: tuple[str, ...],
+    games: int,
+    workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    folder: Path | None = None,
+) -> dict[str, Any]:
+    """``spec`` against every reference of :data:`PROTOCOL` in one game configuration, and its Elo there.
+
+    ``folder``: where each finished chunk of games is saved; when it already holds a run's manifest,
+    only the missing chunks are played (the caller has checked that the run is the same one).
+    """
+    t1 = time.perf_counter()
+    refs = list(PROTOCOL["references"])
+    results = evaluate(
+        spec,
+        refs,
+        games,
+        [players],
+        workers,
+        PROTOCOL["seed"],
+        PROTOCOL["deterministic"],
+        backend,
+        address,
+        modules,
+        out=folder,
+        resume=folder is not None and (folder / MANIFEST).is_file(),
+    )
+    rows = config_rows(results, players)
+    elo, (lo, hi) = fit_rating(
+        [(r["anchor_elo"], r["score"], r["games"], players) for r in rows], PROTOCOL["prior"]
+    )
+    played = {r["reference"] for r in rows}
+    return {
+        "config": config_label(players, modules),
+        "players": players,
+        "modules": list(modules),
+        "results": rows,
+        "sat_out": [ref for ref in refs if ref not in played],
+        "elo": elo,
+        "elo_ci95": [lo, hi],
+        "wall_s": time.perf_counter() - t1,
+    }
+
+
 def make_card(
     spec: str,
     quick: bool = False,
@@ -204,7 +252,6 @@ def make_card(
     if not configs:
         raise CliError(f"SPEC {spec!r} plays none of the protocol's games: " + "; ".join(skipped.values()))
     games = PROTOCOL["games"]["quick" if quick else "full"]
-    refs = list(PROTOCOL["references"])
     if progress is not None:
         open_run(
             progress, {"command": "benchmark", "spec": spec, "quick": quick, "protocol": PROTOCOL}, resume
@@ -213,39 +260,12 @@ def make_card(
     made = where_made()  # the commit the games are played at, taken before they start
     t0, c0 = time.perf_counter(), cpu_seconds()
     for n, mods in configs:
-        t1 = time.perf_counter()
-        results = evaluate(
-            spec,
-            refs,
-            games,
-            [n],
-            workers,
-            PROTOCOL["seed"],
-            PROTOCOL["deterministic"],
-            backend,
-            address,
-            mods,
-            out=None if progress is None else progress / config_folder(n, mods),
-            resume=progress is not None and (progress / config_folder(n, mods) / MANIFEST).is_file(),
-        )
-        rows = config_rows(results, n)
-        elo, (lo, hi) = fit_rating(
-            [(r["anchor_elo"], r["score"], r["games"], n) for r in rows], PROTOCOL["prior"]
-        )
-        played = {r["reference"] for r in rows}
-        entry = {
-            "config": config_label(n, mods),
-            "players": n,
-            "modules": list(mods),
-            "results": rows,
-            "sat_out": [ref for ref in refs if ref not in played],
-            "elo": elo,
-            "elo_ci95": [lo, hi],
-            "wall_s": time.perf_counter() - t1,
-        }
+        folder = None if progress is None else progress / config_folder(n, mods)
+        entry = rate_in_config(spec, n, mods, games, workers, backend, address, folder)
         out.append(entry)
         if echo is not None:
-            echo(f"{entry['config']}: Elo {elo:.0f} [{lo:.0f}, {hi:.0f}] ({entry['wall_s']:.0f} s)")
+            lo, hi = entry["elo_ci95"]
+            echo(f"{entry['config']}: Elo {entry['elo']:.0f} [{lo:.0f}, {hi:.0f}] ({entry['wall_s']:.0f} s)")
     return {
         "spec": spec,
         "protocol": PROTOCOL,
@@ -387,6 +407,7 @@ __all__ = [
     "fit_rating",
     "make_card",
     "p_first",
+    "rate_in_config",
     "run_benchmark",
     "where_made",
     "write_card",

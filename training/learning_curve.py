@@ -1,0 +1,50 @@
+"""A search-training run's learning curve: its networks' Elo on the benchmark scale over training time.
+
+    python -m training.learning_curve runs/search_2p [--out DIR] [--agent az|ppo] [--options sims=200]
+        [--workers 2] [--backend ray [--address auto]]
+
+Each point is the quick benchmark card (docs/benchmark.md) of one network of the run in the
+run's game: its starting network at hour 0 and every snapshot its config's ``snapshot_every``
+kept, at the run's wall time when it was kept. Writes ``curve.json`` and ``curve.png`` into
+``--out`` (default ``RUN/curve``). Run it again as training goes on: only new snapshots play.
+The work is :mod:`training.search.curve`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from training.common.cli import run_cli
+from training.common.jobs import BACKENDS, check_backend
+from training.search.curve import AGENTS, make_curve, write_curve
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m training.learning_curve",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("run", metavar="RUN", help="a search-training run's output_dir")
+    ap.add_argument("--out", default=None, help="folder of curve.json and curve.png (default RUN/curve)")
+    ap.add_argument("--agent", choices=AGENTS, default="az", help="play each network with search or alone")
+    ap.add_argument("--options", default="", help="the agent's options for every point, e.g. sims=200")
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
+    ap.add_argument(
+        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
+    )
+    args = ap.parse_args(argv)
+    check_backend(args.backend, args.address, args.workers)
+    run = Path(args.run)
+    out = Path(args.out) if args.out else run / "curve"
+    curve = make_curve(run, out, args.agent, args.options, args.workers, args.backend, args.address)
+    for path in write_curve(curve, out):
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main, prog="python -m training.learning_curve"))
