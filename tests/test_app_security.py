@@ -1,4 +1,4 @@
-"""The browser app is safe to leave running: every bad input of issue 42 gets a quick JSON 4xx, and the server goes on.
+"""The browser app is safe to leave running: every bad input gets a quick JSON 4xx, and the server goes on.
 
 Why each case: the server may be reached by any web page the user visits
 (cross-origin posts, DNS rebinding), and anything a request names (a record
@@ -149,24 +149,61 @@ def post(url: str, head: str, body: bytes = b"") -> tuple[float, bytes]:
     )
 
 
+def answer_of(raw: bytes) -> tuple[int, dict[str, str], Any]:
+    """``(status, headers, decoded JSON body)`` of a raw HTTP answer (the body must be JSON)."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    assert headers.get("content-type", "").startswith("application/json"), raw[:300]
+    return int(lines[0].split()[1]), headers, json.loads(body)
+
+
+JSON = "Content-Type: application/json\r\n"
+
+
 @pytest.mark.parametrize(
-    ("head", "body", "status"),
+    ("head", "body", "status", "words"),
     [
-        ("Content-Type: application/json\r\nContent-Length: -1\r\n", b"{}", b"400"),
-        (
-            "Content-Type: application/json\r\nContent-Length: 100\r\n",
-            b"{}",
-            b"408",
-        ),  # a body that never comes
-        (f"Content-Type: application/json\r\nContent-Length: {MAX_BODY + 1}\r\n", b"{}", b"413"),
-        ("Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n", b"2\r\n{}\r\n0\r\n\r\n", b"411"),
+        (f"{JSON}Content-Length: -1\r\n", b"{}", 400, "bad Content-Length"),
+        (f"{JSON}Content-Length: abc\r\n", b"{}", 400, "bad Content-Length"),
+        (f"{JSON}Content-Length: 2\r\nContent-Length: 3\r\n", b"{}", 400, "conflicting Content-Length"),
+        (f"{JSON}Content-Length: 2, 3\r\n", b"{}", 400, "conflicting Content-Length"),
+        (f"{JSON}Content-Length: 100\r\n", b"{}", 408, "did not arrive"),  # a body that never comes
+        (f"{JSON}Content-Length: {MAX_BODY + 1}\r\n", b"{}", 413, "too large"),
+        (f"{JSON}Transfer-Encoding: chunked\r\n", b"2\r\n{}\r\n0\r\n\r\n", 411, "chunked"),
+        (f"{JSON}Transfer-Encoding: gzip\r\n", b"{}", 400, "Transfer-Encoding"),
     ],
 )
-def test_a_bad_body_length_is_answered_within_two_seconds(
-    url: str, head: str, body: bytes, status: bytes
+def test_a_bad_body_length_gets_a_json_error_within_two_seconds(
+    url: str, head: str, body: bytes, status: int, words: str
 ) -> None:
-    seconds, answer = post(url, head, body)
-    assert answer.startswith(b"HTTP/1.1 " + status) and seconds < 2.0, (seconds, answer[:200])
+    seconds, raw = post(url, head, body)
+    code, _, error = answer_of(raw)
+    assert code == status and words in error["error"] and seconds < 2.0, (seconds, raw[:300])
+    assert call(url, "GET", "/api/specs")[0] == 200  # and the server goes on
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "words"),
+    [
+        (b"GARBAGE\r\n\r\n", 400, "illegal request line: 'GARBAGE'"),
+        (b"GET / HTTP/1.1\r\nHost HOST\r\n\r\n", 400, "illegal header line"),
+        (b"GET / HTTP/1.1\r\nHost: HOST\r\nBad Name: x\r\n\r\n", 400, "illegal header line"),
+        (b"GET / HTTP/1.1\r\n\r\n", 400, "Missing mandatory Host"),
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 400, "illegal request line"),  # TLS
+        (b"GET / HTTP/1.1\r\nHost: HOST\r\nX: " + b"a" * 200_000, 431, "over 65536 bytes"),
+    ],
+)
+def test_a_request_that_is_not_http_gets_a_json_error(
+    url: str, request_bytes: bytes, status: int, words: str
+) -> None:
+    """What h11 refuses before the app runs is answered as every other refusal: JSON, 4xx, at once."""
+    seconds, raw = raw_request(url, request_bytes.replace(b"HOST", host(url)))
+    code, headers, error = answer_of(raw)
+    assert code == status and seconds < 2.0, (seconds, raw[:300])
+    assert error["error"].startswith("malformed HTTP request: ") and words in error["error"], error
+    assert headers["connection"] == "close" and len(error["error"]) < 300
+    assert call(url, "GET", "/api/specs")[0] == 200
 
 
 def test_deep_json_and_other_methods_get_json_errors(url: str) -> None:

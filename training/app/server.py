@@ -18,7 +18,8 @@ can drive it; an unknown ``Host`` is refused (DNS rebinding) unless ``--host``
 names it; bodies are capped in size, depth and time to arrive; records open
 only by upload or from ``--records-dir``, models only shipped or from
 ``--models-dir``, and search budgets only up to ``--max-ms-per-move``
-(:mod:`training.app.checks`). Every error is JSON with a 4xx status.
+(:mod:`training.app.checks`). Every error is JSON with a 4xx status, a request
+that is not well-formed HTTP included (:class:`JsonH11Protocol`).
 
 JSON API:
 
@@ -62,6 +63,7 @@ from training.app.checks import HUMAN, MAX_JSON_DEPTH, ApiError, Limits, json_de
 from training.app.store import Store
 
 try:
+    import h11
     import uvicorn
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -69,6 +71,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError as exc:  # the optional extra
     raise ImportError(
         f"the browser app needs Starlette and uvicorn: pip install -e '.[app]' ({exc})"
@@ -88,6 +91,8 @@ MAX_MS_PER_MOVE = 5000.0
 HEARTBEAT_S = 15.0
 #: Host names always served (with any port): this machine.
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+#: Largest request line and headers together (bytes); beyond it a request gets 431.
+MAX_HEAD = 64 * 1024
 
 _ID = re.compile(r"^[0-9a-f]{1,32}$")
 
@@ -323,6 +328,62 @@ def _locked_view(game: Any, mine: set[int]) -> dict[str, Any]:
         return game.view(mine)
 
 
+class _Connection(h11.Connection):
+    """h11's connection, keeping the error it found in what the client sent (to say it in the answer)."""
+
+    error: h11.RemoteProtocolError | None = None
+
+    def next_event(self) -> Any:
+        try:
+            return super().next_event()
+        except h11.RemoteProtocolError as exc:
+            self.error = exc
+            raise
+
+
+class JsonH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, answering a request it cannot parse as HTTP with a JSON 4xx.
+
+    Why: h11 refuses malformed framing (a negative or non-numeric
+    ``Content-Length``, two that disagree, a malformed request line or header,
+    a head over :data:`MAX_HEAD`) before the app runs, and uvicorn answers it
+    with a plain-text 400; here the answer is ``{"error": "..."}`` naming what
+    h11 found, like every other refusal, and the connection closes.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conn = _Connection(h11.SERVER, MAX_HEAD)
+
+    def send_400_response(self, msg: str) -> None:
+        found = getattr(self.conn, "error", None)
+        status = getattr(found, "error_status_hint", 400)
+        status = status if 400 <= status < 500 else 400  # h11 hints 501 for an unknown Transfer-Encoding
+        if status == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE:
+            why = f"the request line and headers are over {MAX_HEAD} bytes"
+        else:
+            why = str(found) if found is not None and str(found) else msg.rstrip(".")
+            why = re.sub(r"bytearray\((b'.*?'|b\".*?\")\)", lambda m: m.group(1)[1:], why)[:200]
+        body = json.dumps({"error": f"malformed HTTP request: {why}"}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", b"no-store"),
+            (b"connection", b"close"),
+        ]
+        try:
+            reason = HTTPStatus(status).phrase.encode()
+            for event in (
+                h11.Response(status_code=status, headers=headers, reason=reason),
+                h11.Data(data=body),
+            ):
+                self.transport.write(self.conn.send(event) or b"")
+            self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
+        except h11.LocalProtocolError:  # an answer was already under way: nothing more can be said
+            pass
+        self.transport.close()
+
+
 class AppServer:
     """uvicorn serving :func:`build_app` on a socket bound here (``port=0``: a free port, read ``.url``)."""
 
@@ -339,7 +400,8 @@ class AppServer:
             access_log=verbose,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=2,
-            h11_max_incomplete_event_size=64 * 1024,
+            http=JsonH11Protocol,
+            ws="none",
         )
         self.server = uvicorn.Server(config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
