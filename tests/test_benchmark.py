@@ -21,10 +21,36 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_protocol_is_pinned_to_its_version() -> None:
-    """Changing the protocol changes every card's meaning: bump its version and this digest together."""
+    """Changing the protocol changes every card's meaning: bump its version and this digest together.
+
+    (The digest changed once within version 1, when ``az_networks`` named the networks the `az`
+    reference had played in every card made until then: the games stayed the same.)"""
     text = json.dumps(bm.PROTOCOL, sort_keys=True)
     assert bm.PROTOCOL["version"] == 1
-    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "e1fa188293a7afcf"
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "6ea824413df9a415"
+
+
+def test_the_az_reference_plays_the_network_the_protocol_names() -> None:
+    all_four = ("cities", "trading_posts", "orient", "strongholds")
+    assert bm.reference_spec("az:sims=1000", 2, ()) == "az:az_2p,sims=1000"
+    assert bm.reference_spec("az:sims=1000", 4, ()) == "az:az_3_4p,sims=1000"
+    assert bm.reference_spec("az:sims=1000", 2, all_four[::-1]) == "az:az_modules_2p,sims=1000"
+    assert bm.reference_spec("az:sims=1000", 3, all_four) is None  # no network named: it sits out
+    assert bm.reference_spec("mcts:sims=400", 3, all_four) == "mcts:sims=400"
+
+
+@pytest.mark.slow
+def test_naming_the_network_plays_the_games_the_default_network_played() -> None:
+    """Version 1's cards were played with ``az`` picking its default network: naming it changes no game."""
+    import agents
+    from agents.runner import play_game
+
+    for players in (2, 3):
+        games = []
+        for spec in ("az:sims=16", bm.reference_spec("az:sims=16", players, ())):
+            seats = [agents.make(spec, seed=p) for p in range(players)]
+            games.append(play_game(seats, seed=5, max_turns=20)["actions"])
+        assert games[0] == games[1], players
 
 
 def test_win_chance_is_elo_with_two_players_and_luce_with_more() -> None:

@@ -58,6 +58,15 @@ PROTOCOL: dict[str, Any] = {
         [3, list(MODULE_NAMES)],
         [4, list(MODULE_NAMES)],
     ],
+    # the network the `az` reference searches with in each configuration, named so that shipping
+    # new default networks leaves the protocol as it is (these are the defaults of 0.5.0, which
+    # every card of version 1 played); where none is named, the `az` reference sits out
+    "az_networks": [
+        [2, [], "az_2p"],
+        [3, [], "az_3_4p"],
+        [4, [], "az_3_4p"],
+        [2, list(MODULE_NAMES), "az_modules_2p"],
+    ],
     "games": {"full": 200, "quick": 50},  # per reference and configuration, seat-rotated
     "seed": 20261127,  # the deals: every card plays the same ones
     "deterministic": True,  # a PPO candidate plays its argmax move
@@ -132,15 +141,33 @@ def card_configs(spec: str) -> tuple[list[tuple[int, tuple[str, ...]]], dict[str
     return keep, skipped
 
 
-def config_rows(results: Sequence[MatchResult], players: int) -> list[dict[str, Any]]:
-    """One row per reference played: its anchor, the games, score, win rate and 95% Wilson interval."""
+def reference_spec(reference: str, players: int, modules: Sequence[str]) -> str | None:
+    """The spec a reference plays in one configuration: the `az` reference with the network the
+    protocol names for it (``None``: no network named, it sits out), every other one as it is."""
+    name, _, options = reference.partition(":")
+    if name != "az":
+        return reference
+    for n, mods, network in PROTOCOL["az_networks"]:
+        if n == players and sorted(mods) == sorted(modules):
+            return f"az:{network}" + (f",{options}" if options else "")
+    return None
+
+
+def config_rows(
+    results: Sequence[MatchResult], players: int, labels: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """One row per reference played: its anchor, the games, score, win rate and 95% Wilson interval.
+
+    ``labels``: the protocol's name of each reference spec as played (:func:`reference_spec`).
+    """
     rows = []
     for r in results:
         lo, hi = r.ci
+        reference = (labels or {}).get(r.opponent, r.opponent)
         rows.append(
             {
-                "reference": r.opponent,
-                "anchor_elo": PROTOCOL["references"][r.opponent],
+                "reference": reference,
+                "anchor_elo": PROTOCOL["references"][reference],
                 "games": r.games,
                 "score": r.score,
                 "win_rate": r.win_rate,
@@ -197,9 +224,11 @@ def rate_in_config(
     """
     t1 = time.perf_counter()
     refs = list(PROTOCOL["references"])
+    pinned = {reference_spec(ref, players, modules): ref for ref in refs}
+    pinned.pop(None, None)
     results = evaluate(
         spec,
-        refs,
+        list(pinned),
         games,
         [players],
         workers,
@@ -211,7 +240,7 @@ def rate_in_config(
         out=folder,
         resume=folder is not None and (folder / MANIFEST).is_file(),
     )
-    rows = config_rows(results, players)
+    rows = config_rows(results, players, pinned)
     elo, (lo, hi) = fit_rating(
         [(r["anchor_elo"], r["score"], r["games"], players) for r in rows], PROTOCOL["prior"]
     )
@@ -408,6 +437,7 @@ __all__ = [
     "make_card",
     "p_first",
     "rate_in_config",
+    "reference_spec",
     "run_benchmark",
     "where_made",
     "write_card",
