@@ -32,8 +32,10 @@ class ApiError(Exception):
 #: The spec of a person at a page (not built from the registry: the page is the human's input).
 HUMAN = "human"
 #: Search agents whose ``sims`` and ``ms`` options spend time per move, and the simulations
-#: per millisecond the cap assumes for each (conservative: ``mcts:sims=400`` takes about
-#: 1.3 s on a 2-core machine). A spec whose ``sims`` would need more than the cap is refused.
+#: per millisecond the cap assumes for each (conservative: ``mcts:sims=400`` takes well under
+#: a second on a 2-core machine). A spec whose ``sims`` would need more than the cap is refused;
+#: one admitted is still held to the cap as it runs (:mod:`training.app.seats`), so a wrong
+#: estimate (a slower machine) costs strength, not time.
 SIMS_PER_MS = {"mcts": 0.3, "az": 0.4}
 #: Largest record file opened from the records folder (a records file of 10,000 games is about 10 MB).
 MAX_RECORD_BYTES = 16 * 1024 * 1024

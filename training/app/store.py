@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-import agents
 from agents import runner
 from splendor_env import IllegalActionError, SnapshotError, records, rules
 from splendor_env import state as st
@@ -36,6 +35,7 @@ from splendor_env.records import check_record, new_env, parse_records, replayed_
 from splendor_env.state import MODULE_NAMES
 from training.app.board import board, spends, target
 from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
+from training.app.seats import build_seat, clock_ms
 from training.common.games import check_plays
 
 #: Games and replays kept in memory; beyond this the least recently used unwatched one is dropped.
@@ -187,6 +187,7 @@ class Game:
                 "seat": who,
                 "agent": self.specs[who],
                 "elapsed_ms": int(1000 * (time.monotonic() - since)),
+                "clock_ms": clock_ms(self.seat_agents[who]),
             }
         out: dict[str, Any] = {
             "game_id": self.game_id,
@@ -195,6 +196,7 @@ class Game:
             "num_players": self.env.config.num_players,
             "modules": list(self.env.config.modules),
             "agents": list(self.specs),
+            "clock_ms": [None if a is None else clock_ms(a) for a in self.seat_agents],
             "human_seats": self.human_seats,
             "my_seats": sorted(mine),
             "shown_seat": shown,
@@ -247,15 +249,16 @@ def _check_agents(specs: Any, limits: Limits, num_players: int | None = None) ->
     return [HUMAN if b == HUMAN else s for s, b in zip(specs, built, strict=True)], built
 
 
-def _build_agents(specs: list[str], seed: int, modules: tuple[str, ...]) -> list[Any]:
-    """One agent per non-human seat (seeded as :mod:`training.play` seeds them), each checked to play this game."""
+def _build_agents(specs: list[str], seed: int, modules: tuple[str, ...], cap_ms: float) -> list[Any]:
+    """One agent per non-human seat (seeded as :mod:`training.play` seeds them), each checked to play
+    this game, every search held to ``cap_ms`` a move (:func:`training.app.seats.build_seat`)."""
     built: list[Any] = []
     for p, spec in enumerate(specs):
         if spec == HUMAN:
             built.append(None)
             continue
         try:
-            agent = agents.build(spec, seed=seed * 101 + p)
+            agent = build_seat(spec, seed * 101 + p, cap_ms)
             check_plays(agent, spec, len(specs), modules)
         except (ValueError, TypeError, ImportError, FileNotFoundError) as exc:
             raise ApiError(f"seat {p}: agent spec {spec!r}: {exc}") from exc
@@ -351,7 +354,7 @@ class Store:
             EnvConfig(num_players=len(specs), modules=modules)
         except (ValueError, TypeError) as exc:
             raise ApiError(str(exc)) from exc
-        seat_agents = _build_agents(built, seed, modules)
+        seat_agents = _build_agents(built, seed, modules, self.limits.max_ms_per_move)
         env = raw_env(num_players=len(specs), modules=modules)
         env.reset(seed=seed)
         return self._start(env, specs, seat_agents, seed, prefix=[])
@@ -504,7 +507,7 @@ class Store:
         modules = tuple(record.get("modules", ()))
         specs, built = _check_agents(body.get("agents"), self.limits, int(record["num_players"]))
         seed = int(record["seed"])
-        seat_agents = _build_agents(built, seed, modules)
+        seat_agents = _build_agents(built, seed, modules, self.limits.max_ms_per_move)
         max_turns = int(record.get("max_turns", st.DEFAULT_MAX_TURNS))
         game_env = raw_env(num_players=len(specs), modules=modules, max_turns=max_turns)
         game_env.reset(seed=seed, options={"snapshot": state})

@@ -114,7 +114,8 @@ async function resumeFromUrl() {
 function thinkingText(view, since) {
   const t = view.thinking;
   const seconds = ((t.elapsed_ms + performance.now() - since) / 1000).toFixed(1);
-  return "Move " + view.move + ": " + t.agent + " (player_" + t.seat + ") is thinking... " + seconds + " s";
+  const most = t.clock_ms ? " (at most " + (t.clock_ms / 1000).toFixed(1) + " s)" : "";
+  return "Move " + view.move + ": " + t.agent + " (player_" + t.seat + ") is thinking... " + seconds + " s" + most;
 }
 
 function renderGame(view) {
