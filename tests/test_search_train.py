@@ -503,6 +503,21 @@ def test_wall_clock_limit_stops_cleanly_after_a_step(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_whole_runs_limit_counts_every_piece(tmp_path: Path) -> None:
+    raw = tiny(tmp_path, max_total_wall_minutes=1e-6, iterations=3)
+    first = run_tiny(raw)
+    assert first["stopped_by_time_limit"] and first["next_step"] == "train"  # one step, then the limit
+    ckpt = tmp_path / "run" / "checkpoints" / "state.json"
+    before = json.loads(ckpt.read_text())
+    again = run_tiny(raw, resume=True)  # already past the limit: no step at all
+    after = json.loads(ckpt.read_text())
+    assert again["stopped_by_time_limit"] and (after["iteration"], after["step"]) == (0, "train")
+    assert after["positions"] == before["positions"]
+    raw.pop("max_total_wall_minutes")
+    assert run_tiny(raw, resume=True)["iterations"] == 3
+
+
+@pytest.mark.slow
 def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
     from agents.checkpoint import model_bytes

@@ -131,6 +131,8 @@ class SearchTrainConfig(Section):
     output_dir: Str = "runs/search_2p"
     iterations: Int(ge=1) = 1_000  # the run ends after this many (or at max_wall_minutes)
     max_wall_minutes: OptFloat(gt=0) = None  # stop cleanly (checkpointed) after the step that passes it
+    # the whole run's limit over all its pieces (--resume): a piece stops after the step that passes it
+    max_total_wall_minutes: OptFloat(gt=0) = None
     torch_threads: Int(ge=1) = 1
     device: Literal["auto", "cpu", "cuda"] = "auto"  # where the network trains; auto = cuda if available
     init: Str = FRESH  # a shipped model name (ppo_2p), a MaskablePPO .zip, or "fresh"

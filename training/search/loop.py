@@ -346,17 +346,26 @@ def step_note(run: Run, learning: Learning) -> str:
 
 def run_steps(run: Run, learning: Learning, session: Session) -> bool:
     """Steps, each checkpointed, until ``iterations`` are done; True if the wall budget stopped them first."""
-    while run.iteration < run.cfg.iterations:
+    # a resumed run already past its total does nothing
+    spent = total_spent(run) if run.iteration < run.cfg.iterations else None
+    while spent is None and run.iteration < run.cfg.iterations:
         done = run.step
         session.bar.update(run.iteration, step_note(run, learning))
         STEP_FUNCTIONS[done](run, learning, session)
         learning.save(run, done)
-        if session.budget.expired() and run.iteration < run.cfg.iterations:
-            session.log(
-                f"max_wall_minutes reached: stopping at iteration {run.iteration} (next step: {run.step})"
-            )
-            return True
-    return False
+        if run.iteration < run.cfg.iterations:
+            spent = "max_wall_minutes reached" if session.budget.expired() else total_spent(run)
+    if spent is not None:
+        session.log(f"{spent}: stopping at iteration {run.iteration} (next step: {run.step})")
+    return spent is not None
+
+
+def total_spent(run: Run) -> str | None:
+    """Why the whole run's limit over all its pieces (``max_total_wall_minutes``) stops it, if it does."""
+    total = run.cfg.max_total_wall_minutes
+    if total is not None and run.wall_seconds() >= 60.0 * total:
+        return f"max_total_wall_minutes reached ({run.wall_seconds() / 3600:.2f} hours over all pieces)"
+    return None
 
 
 # ---------------------------------------------------------------------------
