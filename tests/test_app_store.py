@@ -8,6 +8,7 @@ a server left running must not let a seat hold a core beyond ``--max-ms-per-move
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import agents
 from agents import runner
 from agents.mcts import MCTSAgent
 from splendor_env.env import raw_env
+from splendor_env.records import replay
 from training.app import checks
 from training.app import store as store_module
 from training.app.checks import ApiError, Limits
@@ -83,26 +85,108 @@ def test_the_command_refuses_bad_options(argv: list[str], words: str, capsys: An
     assert exit_info.value.code == 2 and words in capsys.readouterr().err
 
 
-def test_two_watchers_advancing_at_once_play_one_move(tmp_path: Path) -> None:
-    import threading
+def wait_for(test: Any, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not test():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def pacers(game_id: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == f"watch-{game_id}" and t.is_alive()]
+
+
+def test_a_watched_game_is_played_by_one_thread_however_many_watch(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    game = store.game(start(store))
+    store.pace(game.game_id, {"delay_ms": 0})
+    heard: list[int] = []
+    first, second = (lambda: heard.append(1)), (lambda: heard.append(2))
+    game.watch(first)
+    game.watch(second)
+    assert len(pacers(game.game_id)) == 1  # two pages, one pace
+    wait_for(game.over)
+    wait_for(lambda: game.pacer is None)
+    assert not pacers(game.game_id) and game.thinking is None
+    moves = game.move
+    time.sleep(0.2)  # no move after the end
+    assert game.move == moves == len(game.actions) and 1 in heard and 2 in heard
+    assert replay(game.record())[0]
+
+
+def test_an_unwatched_or_paused_game_stands_still(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    game = store.game(start(store))
+    store.pace(game.game_id, {"delay_ms": 20, "paused": True})
+    time.sleep(0.3)
+    assert game.move == 0 and game.pacer is None  # nobody watches: nothing plays it
+    watcher = lambda: None  # noqa: E731
+    game.watch(watcher)
+    time.sleep(0.3)
+    assert game.move == 0  # watched, but paused
+    store.pace(game.game_id, {"paused": False})
+    wait_for(lambda: game.move >= 5)
+    store.pace(game.game_id, {"paused": True})
+    time.sleep(0.1)  # a move under way ends
+    paused_at = game.move
+    time.sleep(0.3)
+    assert game.move == paused_at and not game.over()
+    store.pace(game.game_id, {"paused": False})
+    wait_for(lambda: game.move > paused_at + 3)
+    game.unwatch(watcher)
+    wait_for(lambda: game.pacer is None)
+    left_at = game.move
+    time.sleep(0.3)
+    assert game.move == left_at and not game.over()
+
+
+def test_a_failing_agent_pauses_a_watched_game_and_says_why(tmp_path: Path) -> None:
+    class Broken:
+        def act(self, *args: Any, **kwargs: Any) -> int:
+            raise RuntimeError("no move today")
 
     store = make_store(tmp_path)
-    view = store.new_game({"agents": ["greedy", "random"], "seed": 3})
-    answers: list[Any] = []
+    game = store.game(start(store))
+    game.seat_agents[0] = Broken()
+    store.pace(game.game_id, {"delay_ms": 0})
+    game.watch(lambda: None)
+    wait_for(lambda: game.paused)
+    assert game.move == 0 and game.thinking is None
+    assert game.log[-1] == "player_0 (random) failed: RuntimeError: no move today"
 
-    def advance() -> None:
-        try:
-            answers.append(store.advance(view["game_id"], {"move": view["move"]})["move"])
-        except ApiError as exc:
-            answers.append(exc.status)
 
-    threads = [threading.Thread(target=advance) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(answers, key=str).count(1) == 1 and all(a in (1, 409) for a in answers), answers
-    assert store.get_game(view["game_id"], [])["move"] == 1
+def test_the_pace_waits_between_moves(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    game = store.game(start(store))
+    store.pace(game.game_id, {"delay_ms": 200})
+    game.watch(lambda: None)
+    game.watch(lambda: None)
+    time.sleep(1.0)
+    assert 2 <= game.move <= 6, game.move  # about one move each 200 ms, with two watchers too
+
+
+def test_only_a_game_without_people_takes_a_pace(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    view = store.new_game({"agents": ["human", "greedy"], "seed": 1})
+    game = store.game(view["game_id"])
+    game.watch(lambda: None)
+    assert game.pacer is None and view["pace"] is None
+    with pytest.raises(ApiError, match="a person plays this game") as info:
+        store.pace(game.game_id, {"delay_ms": 0})
+    assert info.value.status == 409
+    agents_only = start(store)
+    for body, words in [
+        ({"delay_ms": -1}, "'delay_ms' must be in 0..10000"),
+        ({"delay_ms": 10_001}, "'delay_ms' must be in 0..10000"),
+        ({"delay_ms": "fast"}, "'delay_ms' must be an integer"),
+        ({"delay_ms": 1.5}, "'delay_ms' must be an integer"),
+        ({"paused": "yes"}, "'paused' must be true or false"),
+        ({"speed": 3}, "unknown key(s) ['speed']"),
+    ]:
+        with pytest.raises(ApiError) as info:
+            store.pace(agents_only, body)
+        assert words in str(info.value) and info.value.status == 400
+    assert store.pace(agents_only, {"delay_ms": 10_000})["pace"] == {"delay_ms": 10_000, "paused": False}
 
 
 def test_a_search_seat_is_held_to_the_cap_even_when_the_estimate_is_wrong(

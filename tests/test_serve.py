@@ -8,11 +8,15 @@ server, games kept apart), through its threads and its JSON, as the page sees it
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 
@@ -194,16 +198,130 @@ def test_two_games_are_kept_apart(url: str) -> None:
         assert get(url, game_id) == view
 
 
-def test_watch_mode_advances_one_agent_move_at_a_time(url: str) -> None:
+class Watch:
+    """A page watching a game: its live stream open and read on a thread, every view kept."""
+
+    def __init__(self, url: str, game_id: str) -> None:
+        parts = urlparse(url)
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+        self.conn.request("GET", f"/api/games/{game_id}/events")
+        self.response = self.conn.getresponse()
+        assert self.response.status == 200
+        self.views: list[dict[str, Any]] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            for line in self.response:
+                if line.startswith(b"data: "):
+                    self.views.append(json.loads(line[6:]))
+        except (OSError, ValueError, http.client.HTTPException):  # closed by the test
+            pass
+
+    def until(self, test: Any, timeout: float = 120) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.views and test(self.views[-1]):
+                return self.views[-1]
+            time.sleep(0.01)
+        raise AssertionError(f"no such view within {timeout} s; last: {self.views[-1:]}")
+
+    def close(self) -> None:
+        assert self.conn.sock is not None
+        self.conn.sock.shutdown(socket.SHUT_RDWR)  # the page goes: the reader sees the stream end
+        self.thread.join(timeout=10)
+        self.conn.close()
+
+
+def pace(url: str, game_id: str, **body: Any) -> dict[str, Any]:
+    status, view = call(url, "POST", f"/api/games/{game_id}/pace", body)
+    assert status == 200, view
+    return view
+
+
+def test_a_watched_game_plays_to_its_end_with_no_request_but_its_pace(url: str) -> None:
+    """Watch mode is server push: one pace call, then the stream alone carries every agent move."""
     view = new_game(url, agents=["greedy", "random", "greedy"], modules=["cities", "orient"], seed=2)
     assert view["human_seats"] == [] and view["legal"] == [] and view["move"] == 0
-    while not view["over"]:
-        status, after = call(url, "POST", f"/api/games/{view['game_id']}/advance", {"move": view["move"]})
-        assert status == 200 and after["move"] == view["move"] + 1, after
-        view = after
-    assert replay(view["record"])[0]
-    status, error = call(url, "POST", f"/api/games/{view['game_id']}/advance", {"move": 3})
-    assert status == 409 and "stale" in error["error"]
+    assert view["pace"] == {"delay_ms": 400, "paused": False}
+    assert pace(url, view["game_id"], delay_ms=0)["pace"] == {"delay_ms": 0, "paused": False}
+    # The only request from here on: the live stream, read until the end.
+    moves = []
+
+    def seen(v: dict[str, Any]) -> bool:
+        moves.append(v["move"])
+        return v["over"]
+
+    end = events(url, view["game_id"], until=seen)
+    assert moves == sorted(moves) and end["move"] == len(end["record"]["actions"]) > 20
+    assert replay(end["record"])[0]
+    time.sleep(0.3)
+    assert get(url, view["game_id"])["move"] == end["move"]  # nothing moves after the end
+
+
+def test_a_game_nobody_watches_stands_still_and_pausing_stops_it(url: str) -> None:
+    view = new_game(url, agents=["greedy", "random"], seed=9)
+    game_id = view["game_id"]
+    pace(url, game_id, delay_ms=30)
+    time.sleep(0.5)
+    assert get(url, game_id)["move"] == 0  # no page watches it
+    page = Watch(url, game_id)
+    try:
+        page.until(lambda v: v["move"] >= 3)
+        paused = pace(url, game_id, paused=True)
+        assert paused["pace"]["paused"]
+        time.sleep(0.2)  # a move under way ends
+        stopped = get(url, game_id)["move"]
+        time.sleep(0.6)
+        assert get(url, game_id)["move"] == stopped and page.views[-1]["pace"]["paused"]
+        pace(url, game_id, paused=False)
+        page.until(lambda v: v["move"] > stopped + 2)
+    finally:
+        page.close()
+    time.sleep(1.5)  # the server notices the page has gone (within a second)
+    left = get(url, game_id)["move"]
+    time.sleep(0.6)
+    assert get(url, game_id)["move"] == left and not get(url, game_id)["over"]
+
+
+def test_two_pages_watching_one_game_see_it_at_the_pace_set(url: str) -> None:
+    view = new_game(url, agents=["greedy", "random"], seed=10)
+    game_id = view["game_id"]
+    pace(url, game_id, delay_ms=250)
+    pages = [Watch(url, game_id), Watch(url, game_id)]
+    try:
+        start = time.monotonic()
+        pages[0].until(lambda v: v["move"] >= 1)
+        time.sleep(1.5)
+        moved, seconds = get(url, game_id)["move"], time.monotonic() - start
+        assert 2 <= moved <= seconds / 0.25 + 1, (moved, seconds)  # not twice the pace
+        assert pages[1].until(lambda v: v["move"] >= moved)["pace"]["delay_ms"] == 250
+    finally:
+        for page in pages:
+            page.close()
+
+
+def test_the_pace_call_is_checked(url: str) -> None:
+    view = new_game(url, agents=["greedy", "random"], seed=11)
+    path = f"/api/games/{view['game_id']}/pace"
+    for body, words in [
+        ({"delay_ms": -5}, "'delay_ms' must be in 0..10000"),
+        ({"delay_ms": "fast"}, "'delay_ms' must be an integer"),
+        ({"paused": 1}, "'paused' must be true or false"),
+        ({"move": 3}, "unknown key"),
+    ]:
+        status, error = call(url, "POST", path, body)
+        assert status == 400 and words in error["error"], error
+    body = json.dumps({"paused": True}).encode()
+    status, error = call(url, "POST", path, raw=body, headers={"Origin": "http://evil.example"})
+    assert status == 403 and "cross-origin" in error["error"]
+    assert call(url, "POST", path, raw=body, headers={"Content-Type": "text/plain"})[0] == 415
+    assert call(url, "POST", "/api/games/abc123/pace", {"paused": True})[0] == 404
+    human = new_game(url, agents=["human", "greedy"], seed=11)
+    status, error = call(url, "POST", f"/api/games/{human['game_id']}/pace", {"delay_ms": 0})
+    assert status == 409 and "a person plays this game" in error["error"]
+    assert call(url, "POST", f"/api/games/{view['game_id']}/advance", {"move": 0})[0] == 404  # no polling
 
 
 def test_a_record_is_stepped_through_and_continued(url: str, records_dir: Path) -> None:
@@ -236,11 +354,8 @@ def test_a_record_is_stepped_through_and_continued(url: str, records_dir: Path) 
         url, "POST", f"/api/replays/{info['replay_id']}/continue", {"move": 10, "agents": specs}
     )
     assert status == 201 and watched["move"] == 10
-    while not watched["over"]:
-        status, watched = call(
-            url, "POST", f"/api/games/{watched['game_id']}/advance", {"move": watched["move"]}
-        )
-        assert status == 200, watched
+    pace(url, watched["game_id"], delay_ms=0)
+    watched = events(url, watched["game_id"], until=lambda v: v["over"])
     assert watched["record"]["actions"][:10] == record["actions"][:10] and replay(watched["record"])[0]
     body = {"move": 10, "agents": ["greedy", "human", "random"]}
     status, error = call(url, "POST", f"/api/replays/{info['replay_id']}/continue", body)

@@ -278,14 +278,46 @@ def test_a_take_is_picked_on_the_stacks_and_shown_before_it_is_confirmed(page: A
 
 
 def test_agents_are_watched_at_the_chosen_speed(page: Any) -> None:
+    """Watch mode is server push: the page sets the pace once, then only listens to the stream."""
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
     page.eval_on_selector("#speed", "e => { e.value = '0'; e.dispatchEvent(new Event('input')); }")
     start(page, ["greedy", "random"], seed=14)
     assert page.locator("#table [data-action]").count() == 0
     page.wait_for_function("document.getElementById('status').dataset.over === 'true'", timeout=90_000)
     record = page.evaluate("window.app.view.record")
     assert record["agents"] == ["greedy", "random"] and board_move(page) == str(len(record["actions"]))
+    game_id = page.evaluate("window.app.view.game_id")
+    assert [u.split("/api/")[1] for u in posts] == ["games", f"games/{game_id}/pace"], posts
     page.click("#pause")  # pausing a finished game changes nothing
     assert page.get_attribute("#status", "data-over") == "true"
+
+
+def test_pause_stops_a_watched_game_for_every_page_and_resume_goes_on(page: Any, browser: Any) -> None:
+    page.eval_on_selector("#speed", "e => { e.value = '150'; e.dispatchEvent(new Event('input')); }")
+    start(page, ["greedy", "random"], seed=19)
+    page.wait_for_function("Number(document.getElementById('board').dataset.move) >= 2")
+    other = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    other.goto(page.url)  # a second page watching: the same pace, not twice as fast
+    other.wait_for_selector("body[data-ready=true]")
+    assert other.input_value("#speed") == "150"
+    page.click("#pause")
+    page.wait_for_function("document.getElementById('pause').textContent === 'Resume'")
+    other.wait_for_function("document.getElementById('pause').textContent === 'Resume'")
+    page.wait_for_timeout(400)  # a move under way ends
+    stopped = board_move(page)
+    page.wait_for_timeout(800)
+    assert (
+        board_move(page) == stopped
+        and board_move(other) == stopped
+        and "(paused)" in page.inner_text("#status")
+    )
+    other.click("#pause")  # either page resumes it
+    page.wait_for_function(
+        "before => Number(document.getElementById('board').dataset.move) > Number(before)", arg=stopped
+    )
+    assert page.inner_text("#pause") == "Pause"
+    other.context.close()
 
 
 def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:

@@ -28,9 +28,11 @@ JSON API:
   (``"human"`` seats for people; the answer's ``tokens`` hold each human seat's secret);
 * ``GET /api/games/ID?tokens=T1,T2``: the game as a holder of those seats sees it (its *view*);
 * ``GET /api/games/ID/events?tokens=...``: the view again on every change (server-sent events);
+  while one is open, a game only agents play moves (watch mode);
 * ``POST /api/games/ID/move`` ``{"action": id, "move": n, "tokens": [...]}``: a human's move;
   the agents then move on the server and the stream carries each move;
-* ``POST /api/games/ID/advance`` ``{"move": n}``: one agent move (agents only, paced by the page);
+* ``POST /api/games/ID/pace`` ``{"delay_ms": 0..10000, "paused": bool}`` (either or both): how a game
+  only agents play moves; the server plays it at that pace while some page watches its stream;
 * ``POST /api/records`` ``{"record": {...}}`` or ``{"text": "<JSON lines>"}`` or
   ``{"path": "NAME.jsonl"}`` (inside ``--records-dir``), with ``"index"`` (default 0);
 * ``GET /api/replays/ID?move=k``: the record's position after its first ``k`` decisions;
@@ -238,7 +240,7 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
             loop.call_soon_threadsafe(changed.set)
 
         async def stream() -> Any:
-            game.watchers.add(wake)
+            game.watch(wake)
             try:
                 changed_now, idle = True, 0.0
                 while True:
@@ -257,7 +259,7 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
                             yield ": still here\n\n"
                             idle = 0.0
             finally:
-                game.watchers.discard(wake)
+                game.unwatch(wake)
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
@@ -266,9 +268,9 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
         body = await _body(request)
         return JSONResponse(await run_in_threadpool(store.move, _id(request), body))
 
-    async def advance(request: Request) -> JSONResponse:
+    async def pace(request: Request) -> JSONResponse:
         body = await _body(request)
-        return JSONResponse(await run_in_threadpool(store.advance, _id(request), body))
+        return JSONResponse(await run_in_threadpool(store.pace, _id(request), body))
 
     async def open_record(request: Request) -> JSONResponse:
         body = await _body(request)
@@ -310,7 +312,7 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
         Route("/api/games/{id}", get_game),
         Route("/api/games/{id}/events", events),
         Route("/api/games/{id}/move", move, methods=["POST"]),
-        Route("/api/games/{id}/advance", advance, methods=["POST"]),
+        Route("/api/games/{id}/pace", pace, methods=["POST"]),
         Route("/api/records", open_record, methods=["POST"]),
         Route("/api/replays/{id}", replay_at),
         Route("/api/replays/{id}/continue", continue_from, methods=["POST"]),

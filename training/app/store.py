@@ -7,6 +7,12 @@ and encodes. Agents move on a thread of their own after a human's move, so the
 page hears of each move (and of who is thinking) as it happens; every change
 calls the game's watchers (the server's live streams).
 
+A game only agents play (watch mode) is played here too, by one thread of its
+own at the pace its pages ask for (:meth:`Game.set_pace`), and only while some
+page watches it (:meth:`Game.watch`): the pages listen, none of them drives it,
+so two pages watching one game see it at the pace set, not twice as fast, and
+a game nobody watches stands still.
+
 Games live until idle: a game nobody watches (no live stream) and nobody moved
 in for :data:`IDLE_S` seconds is dropped when a new game starts, and beyond
 :data:`MAX_GAMES` the least recently used unwatched game goes first; a watched
@@ -44,6 +50,9 @@ MAX_GAMES = 64
 IDLE_S = 2 * 3600
 #: Moves in words sent back with a view (the page's log).
 LOG_LINES = 60
+#: Watch mode: the pause between two agent moves a game starts with, and the range a page may set (ms).
+PACE_MS = 400
+PACE_RANGE_MS = (0, 10_000)
 
 
 def _int(value: Any, what: str) -> int:
@@ -85,6 +94,14 @@ class Game:
     #: Bumped by every change (a move, an agent starting or ending its search): a page keeps the newest view.
     version: int = 0
     watchers: set[Callable[[], None]] = field(default_factory=set)
+    #: Watch mode (no human seat): milliseconds between two agent moves, and whether play is paused.
+    delay_ms: int = PACE_MS
+    paused: bool = False
+    #: Guards the watchers, the pace and the pacing thread; taken before ``lock``, never inside it.
+    pace_lock: threading.Condition = field(default_factory=threading.Condition)
+    pacer: threading.Thread | None = None
+    #: When the last agent move of watch mode ended (or play started or resumed): the next is due a delay later.
+    paced_at: float = 0.0
 
     @property
     def human_seats(self) -> list[int]:
@@ -157,6 +174,77 @@ class Game:
         while self.agents_on_move():
             self.agent_move()
 
+    # -- watch mode: the agents play each other while a page watches ------------
+    def watch(self, watcher: Callable[[], None]) -> None:
+        """Add a watcher (a live stream); a game only agents play starts moving if it was not."""
+        with self.pace_lock:
+            self.watchers.add(watcher)
+            with self.lock:
+                over = self.over()
+            if not self.human_seats and not over and self.pacer is None:
+                self.paced_at = time.monotonic()
+                self.pacer = threading.Thread(target=self._pace, name=f"watch-{self.game_id}", daemon=True)
+                self.pacer.start()
+            self.pace_lock.notify_all()
+
+    def unwatch(self, watcher: Callable[[], None]) -> None:
+        """Drop a watcher; with none left, a game only agents play stops before its next move."""
+        with self.pace_lock:
+            self.watchers.discard(watcher)
+            self.pace_lock.notify_all()
+
+    def set_pace(self, delay_ms: int | None = None, paused: bool | None = None) -> None:
+        """The pace of watch mode, for every page watching: the delay between moves, paused or not."""
+        with self.pace_lock:
+            if delay_ms is not None:
+                self.delay_ms = delay_ms
+            if paused is not None:
+                if self.paused and not paused:
+                    self.paced_at = time.monotonic()
+                self.paused = paused
+            self.pace_lock.notify_all()
+        with self.lock:
+            self.version += 1
+        self.changed()
+
+    def _due(self) -> bool:
+        """Wait (``pace_lock`` held) until the next agent move is due: ``False`` when there is none to
+        make (nobody watches, the game is over); then this pacing thread ends."""
+        while True:
+            with self.lock:
+                over = self.over()
+            if over or not self.watchers:
+                self.pacer = None
+                return False
+            wait = self.paced_at + self.delay_ms / 1000.0 - time.monotonic()
+            if not self.paused and wait <= 0:
+                return True
+            self.pace_lock.wait(None if self.paused else wait)
+
+    def _pace(self) -> None:
+        """The one thread that plays a game only agents play, one move when due, while it is watched."""
+        while True:
+            with self.pace_lock:
+                if not self._due():
+                    return
+            with self.lock:  # one locked step: the checks, then the claim
+                ready = (
+                    not self.over() and self.thinking is None and self.seat_on_move() not in self.human_seats
+                )
+                seat = self.claim() if ready else -1
+            if not ready:  # not this thread's move to make (none is, in a game only agents play)
+                with self.pace_lock:
+                    self.paced_at = time.monotonic()
+                continue
+            try:
+                self.agent_move(claimed=True)
+            except Exception as exc:  # a failing agent: said in the log, and play pauses
+                with self.lock:
+                    self.log.append(f"player_{seat} ({self.specs[seat]}) failed: {type(exc).__name__}: {exc}")
+                self.set_pace(paused=True)
+            with self.pace_lock:
+                self.paced_at = time.monotonic()
+
     def record(self) -> dict[str, Any]:
         """The game as a record of :mod:`splendor_env.records` (the prefix of a continued game included)."""
         return records.game_record(self.env, self.seed, self.specs, self.prefix + self.actions)
@@ -196,6 +284,7 @@ class Game:
             "num_players": self.env.config.num_players,
             "modules": list(self.env.config.modules),
             "agents": list(self.specs),
+            "pace": None if self.human_seats else {"delay_ms": self.delay_ms, "paused": self.paused},
             "clock_ms": [None if a is None else clock_ms(a) for a in self.seat_agents],
             "human_seats": self.human_seats,
             "my_seats": sorted(mine),
@@ -420,15 +509,26 @@ class Store:
             self._start_agents(game)
         return view
 
-    def advance(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        """One agent move of a game only agents play (watch mode, paced by the page)."""
+    def pace(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Set the pace of a game only agents play (``delay_ms``, ``paused``): its pages only listen."""
         game = self.game(game_id)
-        with game.lock:
-            self._check_move(game, body)
-            if game.human_seats:
-                raise ApiError("a person plays this game: the agents move by themselves", HTTPStatus.CONFLICT)
-            game.claim()  # in the same locked step as the check: a second request now finds it thinking
-        game.agent_move(claimed=True)
+        unknown = sorted(set(body) - {"delay_ms", "paused"})
+        if unknown:
+            raise ApiError(f"unknown key(s) {unknown}: give 'delay_ms' and/or 'paused'")
+        delay = body.get("delay_ms")
+        if delay is not None:
+            delay = _int(delay, "'delay_ms'")
+            low, high = PACE_RANGE_MS
+            if not low <= delay <= high:
+                raise ApiError(
+                    f"'delay_ms' must be in {low}..{high} (milliseconds between moves), got {delay}"
+                )
+        paused = body.get("paused")
+        if paused is not None and not isinstance(paused, bool):
+            raise ApiError(f"'paused' must be true or false, got {paused!r}")
+        if game.human_seats:
+            raise ApiError("a person plays this game: the agents move by themselves", HTTPStatus.CONFLICT)
+        game.set_pace(delay, paused)
         with game.lock:
             return game.view()
 

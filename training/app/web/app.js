@@ -6,8 +6,6 @@ const app = {
   replay: null,      // the open record: {replay_id, moves, ...}
   replayMove: 0,
   busy: false,
-  paused: false,
-  watchTimer: null,
   timings: [],       // ms from a move click to the updated board (read by the browser test)
   tokens: {},        // this browser's seat tokens for the open game: {seat: token}
   stream: null,      // the open game's live updates (server-sent events)
@@ -69,14 +67,28 @@ function follow(id) {
   };
 }
 
-function openGame(view) {
+async function openGame(view) {
+  const delay = Number($("speed").value);  // the speed chosen before the game started
   saveTokens(view.game_id, view.tokens);
   const path = "/games/" + view.game_id;
   if (location.pathname !== path) history.pushState({}, "", path);
   $("setup").open = false;
   showSeatLinks(view);
   renderGame(view);
+  // Watch mode: the server plays the agents at the pace asked here, while this page listens.
+  if (view.pace) await setPace({ delay_ms: delay, paused: false });
   follow(view.game_id);
+}
+
+async function setPace(pace) {
+  // The pace of a game only agents play (every page watching it sees the same); the moves come on the stream.
+  const v = app.view;
+  if (!v || !v.pace || app.mode !== "game") return;
+  try {
+    const next = await api("POST", "/api/games/" + v.game_id + "/pace", pace);
+    if (app.view && app.view.game_id === next.game_id && next.version > app.view.version) renderGame(next);
+    showError("");
+  } catch (e) { showError(e.message); }
 }
 
 function showSeatLinks(view) {
@@ -152,7 +164,7 @@ function renderGame(view) {
   } else {
     const human = view.human_seats.includes(view.seat_on_move);
     status = "Move " + view.move + ": player_" + view.seat_on_move + " (" + view.agents[view.seat_on_move] + ") to move" +
-      (human ? " (a person, at another browser)" : view.human_seats.length === 0 ? (app.paused ? " (paused)" : " (watching)") : "");
+      (human ? " (a person, at another browser)" : view.pace ? (view.pace.paused ? " (paused)" : " (watching)") : "");
   }
   $("status").textContent = status;
   $("status").dataset.thinking = String(Boolean(view.thinking));
@@ -168,28 +180,10 @@ function renderGame(view) {
     dl.classList.add("hidden");
     $("replay-this").classList.add("hidden");
   }
-  scheduleWatch();
-}
-
-function scheduleWatch() {
-  clearTimeout(app.watchTimer);
-  const v = app.view;
-  if (app.mode !== "game" || !v || v.over || app.paused || v.human_seats.length > 0) return;
-  app.watchTimer = setTimeout(advance, Number($("speed").value));
-}
-
-async function advance() {
-  const v = app.view;
-  if (app.busy || !v || app.mode !== "game") return;
-  app.busy = true;
-  try {
-    const next = await api("POST", "/api/games/" + v.game_id + "/advance", { move: v.move });
-    if (app.view && app.view.game_id === next.game_id) { showError(""); renderGame(next); }
-  } catch (e) {
-    showError(e.message);
-    if (e.status === 409) await reload();
-  } finally {
-    app.busy = false;
+  if (view.pace) {  // the game's pace, as set from any page watching it
+    if (document.activeElement !== $("speed")) $("speed").value = String(view.pace.delay_ms);
+    $("speed-value").textContent = $("speed").value;
+    $("pause").textContent = view.pace.paused ? "Resume" : "Pause";
   }
 }
 
@@ -234,7 +228,6 @@ function chosenModules() {
 }
 
 async function startGame() {
-  clearTimeout(app.watchTimer);
   const seed = $("seed").value.trim();
   try {
     const view = await api("POST", "/api/games", {
@@ -242,7 +235,7 @@ async function startGame() {
     });
     showError("");
     app.timings = [];
-    openGame(view);
+    await openGame(view);
   } catch (e) { showError(e.message); }
 }
 
@@ -257,7 +250,6 @@ function readFile(file) {
 }
 
 async function openRecord(body) {
-  clearTimeout(app.watchTimer);
   if (app.stream) { app.stream.close(); app.stream = null; }
   $("setup").open = true;
   if (location.pathname !== "/") history.pushState({}, "", "/");
@@ -309,7 +301,7 @@ async function continueFromReplay() {
       { move: app.replayMove, agents: seatSpecs() });
     showError("");
     $("replay-panel").classList.add("hidden");
-    openGame(view);
+    await openGame(view);
   } catch (e) { showError(e.message); }
 }
 
@@ -340,10 +332,9 @@ async function init() {
   } catch (e) { showError(e.message); }
   $("start").addEventListener("click", startGame);
   $("speed").addEventListener("input", () => { $("speed-value").textContent = $("speed").value; });
+  $("speed").addEventListener("change", () => setPace({ delay_ms: Number($("speed").value) }));
   $("pause").addEventListener("click", () => {
-    app.paused = !app.paused;
-    $("pause").textContent = app.paused ? "Resume" : "Pause";
-    if (app.view && app.mode === "game") renderGame(app.view);
+    if (app.view && app.view.pace) setPace({ paused: !app.view.pace.paused });
   });
   $("send-id").addEventListener("click", () => {
     const raw = $("action-id").value.trim();
