@@ -104,6 +104,8 @@ def test_the_path_check_comes_before_any_file_is_opened(folders: dict[str, Path]
         ("mcts:ms=100000", "over this server's --max-ms-per-move"),
         ("az:sims=99999999", "over this server's cap"),
         ("grredy", "unknown agent spec"),
+        ("rllib:/tmp/run/checkpoint", "only from --models-dir"),
+        ("training.app.seats:CappedMCTS", "unknown agent spec"),  # no class of one's own
         ("mcts:sims", "must be key=value"),
     ],
 )
@@ -117,7 +119,12 @@ def test_models_come_only_from_the_shipped_ones_or_models_dir(folders: dict[str,
     assert check_seat("ppo:mine", limits) == f"ppo:{folders['models'].resolve() / 'mine.zip'}"
     assert check_seat(f"az:{shipped_names()[0]},sims=100", limits) == f"az:{shipped_names()[0]},sims=100"
     assert check_seat("mcts:sims=400", limits) == "mcts:sims=400"
-    for spec in ("ppo:../outside/x.zip", "ppo:/etc/passwd", "ppo:absent"):
+    (folders["models"] / "run" / "checkpoint").mkdir(parents=True, exist_ok=True)
+    assert (
+        check_seat("rllib:run/checkpoint", limits)
+        == f"rllib:{folders['models'].resolve() / 'run/checkpoint'}"
+    )
+    for spec in ("ppo:../outside/x.zip", "ppo:/etc/passwd", "ppo:absent", "rllib:../outside", "rllib:absent"):
         with pytest.raises(ApiError):
             check_seat(spec, limits)
 

@@ -133,7 +133,8 @@ def _budget(name: str, options: dict[str, str], limits: Limits, spec: str) -> No
 
 def check_seat(spec: str, limits: Limits) -> str:
     """The seat spec the server will build: a registered name, models only shipped or from
-    ``--models-dir`` (their full path), search budgets within ``--max-ms-per-move``."""
+    ``--models-dir`` (their full path; an RLlib checkpoint only from there), search budgets
+    within ``--max-ms-per-move``."""
     name, rest = agents.parse_spec(spec)
     if name == HUMAN:
         if rest:
@@ -141,6 +142,17 @@ def check_seat(spec: str, limits: Limits) -> str:
         return HUMAN
     if name not in agents.known_specs():
         raise ApiError(f"unknown agent spec {spec!r}; known: {', '.join(sorted(agents.known_specs()))}")
+    if name == "rllib":  # a checkpoint folder, unpickled when loaded: only from --models-dir
+        if limits.models_dir is None:
+            raise ApiError(
+                f"agent spec {spec!r}: RLlib checkpoints load only from --models-dir (start the server with it)"
+            )
+        path = inside(limits.models_dir, rest, "checkpoint")
+        if not path.is_dir():
+            raise ApiError(
+                f"agent spec {spec!r}: no checkpoint folder {rest.strip()!r} in {limits.models_dir}"
+            )
+        return f"rllib:{path}"
     if name == "ppo":
         if not rest:
             raise ApiError(f"agent spec {spec!r}: name a model, e.g. ppo:{shipped_names()[0]}")
