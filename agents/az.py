@@ -31,6 +31,11 @@ PARAMS: dict[str, tuple[type, object, str]] = {
         "simulations per move (> 0), the budget unless ms is given; default 1000 with 2 players, 2000 with 3 or 4",
     ),
     "ms": (float, 0.0, "time budget in milliseconds per move (> 0 replaces sims; 0 = off)"),
+    "max_ms": (
+        float,
+        0.0,
+        "cap in milliseconds on a sims search: a move stops at its sims or at max_ms, whichever comes first (0 = no cap; not with ms)",
+    ),
     "c": (float, 1.5, "PUCT exploration constant (>= 0)"),
     "fpu": (float, 0.2, "first-play urgency reduction: an unvisited child counts Q(parent) - fpu (>= 0)"),
     "batch": (int, 8, "leaves evaluated together per network call (1..64)"),
@@ -68,6 +73,7 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
     checks = {
         "sims": out["sims"] > 0,
         "ms": out["ms"] >= 0,
+        "max_ms": out["max_ms"] >= 0 and not (out["max_ms"] > 0 and out["ms"] > 0),
         "c": out["c"] >= 0,
         "fpu": out["fpu"] >= 0,
         "batch": 1 <= out["batch"] <= 64,
@@ -310,6 +316,7 @@ class AZAgent(Agent):
             tree.max_nodes,
             first=1,
             decided=decided if stop > 0 else None,
+            max_ms=float(p["max_ms"]),
         )
         actions, visits, values = tree.root_stats(seat)
         counts = np.zeros(tree.num_actions)

@@ -24,6 +24,11 @@ from .search import Tree, rollout, rollout_value, run_budget, search_rollouts, w
 PARAMS: dict[str, tuple[type, object, str]] = {
     "sims": (int, 400, "simulations per move (> 0); the budget unless ms is given"),
     "ms": (float, 0.0, "time budget in milliseconds per move (> 0 replaces sims; 0 = off)"),
+    "max_ms": (
+        float,
+        0.0,
+        "cap in milliseconds on a sims search: a move stops at its sims or at max_ms, whichever comes first (0 = no cap; not with ms)",
+    ),
     "c": (float, 1.0, "UCB exploration constant (>= 0)"),
     "depth": (int, 200, "rollout cap in plies (>= 0); then the heuristic evaluation"),
     "eps": (float, 0.1, "share of uniformly random moves in greedy rollouts (0..1)"),
@@ -45,6 +50,7 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
     checks = {
         "sims": out["sims"] > 0,
         "ms": out["ms"] >= 0,
+        "max_ms": out["max_ms"] >= 0 and not (out["max_ms"] > 0 and out["ms"] > 0),
         "c": out["c"] >= 0,
         "depth": out["depth"] >= 0,
         "eps": 0 <= out["eps"] <= 1,
@@ -55,7 +61,9 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
     }
     bad = [k for k, ok in checks.items() if not ok]
     if bad:
-        raise ValueError(f"mcts parameter(s) out of range: {', '.join(f'{k}={out[k]!r}' for k in bad)}")
+        raise ValueError(
+            "mcts parameter(s) out of range: " + ", ".join(f"{k}={out[k]!r} ({PARAMS[k][2]})" for k in bad)
+        )
     return out
 
 
@@ -97,7 +105,9 @@ class MCTSAgent(Agent):
         if p["ms"] > 0 and not self._timed_ready:
             warm_up(run, tree, seat)
             self._timed_ready = True
-        tree.used = run_budget(run, int(p["sims"]), float(p["ms"]), CHUNK, tree.max_nodes)
+        tree.used = run_budget(
+            run, int(p["sims"]), float(p["ms"]), CHUNK, tree.max_nodes, max_ms=float(p["max_ms"])
+        )
         actions, visits, values = tree.root_stats(seat)
         counts = np.zeros(tree.num_actions)
         counts[actions] = visits + values / (visits + 1.0)  # visits, the mean value breaking ties

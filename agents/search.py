@@ -94,32 +94,39 @@ def run_budget(
     max_nodes: int,
     first: int = 0,
     decided: Callable[[int], bool] | None = None,
+    max_ms: float = 0.0,
 ) -> int:
     """Drive a search: ``run(k, n_nodes) -> n_nodes`` runs ``k`` more simulations.
 
     ``ms == 0``: ``sims`` simulations (``first`` of them in a first call, e.g. the root's own
     evaluation so that its prior guides the rest); with ``decided``, in chunks of ``chunk``
-    and stopping early once ``decided(simulations left)`` says the rest cannot matter. The
-    chunks keep the simulations' batches as one call would, so a search that does not stop
-    early is the same search. ``ms > 0``: chunks of ``chunk`` simulations until the time is
-    up or the tree is nearly full (then the result is no longer reproducible from the seed
-    alone). The caller compiles the search before a timed move (:func:`warm_up`), so the
-    first move's time is not spent compiling.
+    and stopping early once ``decided(simulations left)`` says the rest cannot matter; with
+    ``max_ms > 0``, in chunks too, stopping once ``max_ms`` milliseconds have passed (a cap for
+    a server or a tournament: the search it cuts short is no longer reproducible from the seed
+    alone). The chunks keep the simulations' batches as one call would, so a search that stops
+    neither early nor at the cap is the same search. ``ms > 0``: chunks of ``chunk`` simulations
+    until the time is up or the tree is nearly full (then the result is no longer reproducible
+    from the seed alone). The caller compiles the search before a timed move (:func:`warm_up`),
+    so the first move's time is not spent compiling.
     """
-    deadline = time.perf_counter() + ms / 1000.0
+    start = time.perf_counter()
     n = 1
     done = 0
     if first:
         n = run(first, n)
         done = first
     if ms == 0:
-        if decided is None:
+        if decided is None and max_ms <= 0:
             return run(sims - done, n) if sims > done else n
-        while done < sims and not decided(sims - done):
+        cap = start + max_ms / 1000.0 if max_ms > 0 else math.inf
+        while done < sims and not (decided is not None and decided(sims - done)):
+            if time.perf_counter() >= cap:
+                break
             k = min(chunk, sims - done)
             n = run(k, n)
             done += k
         return n
+    deadline = start + ms / 1000.0
     while time.perf_counter() < deadline and n < max_nodes - chunk:
         n = run(chunk, n)
     return n

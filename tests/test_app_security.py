@@ -105,7 +105,7 @@ def test_the_path_check_comes_before_any_file_is_opened(folders: dict[str, Path]
         ("az:sims=99999999", "over this server's cap"),
         ("grredy", "unknown agent spec"),
         ("rllib:/tmp/run/checkpoint", "only from --models-dir"),
-        ("training.app.seats:CappedMCTS", "unknown agent spec"),  # no class of one's own
+        ("agents.mcts:MCTSAgent", "unknown agent spec"),  # no class of one's own
         ("mcts:sims", "must be key=value"),
     ],
 )

@@ -24,7 +24,7 @@ from splendor_env.records import replay
 from training.app import checks
 from training.app import store as store_module
 from training.app.checks import ApiError, Limits
-from training.app.seats import CappedAZ, CappedMCTS, build_seat, clock_ms
+from training.app.seats import build_seat, capped_spec, clock_ms
 from training.app.store import IDLE_S, Store
 from training.serve import main
 
@@ -198,7 +198,7 @@ def test_a_search_seat_is_held_to_the_cap_even_when_the_estimate_is_wrong(
     cap = 50.0
     store = Store(Limits(tmp_path, None, cap))
     game = store.game(store.new_game({"agents": ["mcts:sims=10000", "random"], "seed": 4})["game_id"])
-    assert isinstance(game.seat_agents[0], CappedMCTS) and game.view()["clock_ms"] == [cap, None]
+    assert game.seat_agents[0].params["max_ms"] == cap and game.view()["clock_ms"] == [cap, None]
     took = []
     for _ in range(12):
         seat = game.seat_on_move()
@@ -218,6 +218,23 @@ def test_a_search_seat_is_held_to_the_cap_even_when_the_estimate_is_wrong(
         assert words in str(info.value)
     store.new_game({"agents": ["random", "mcts:sims=15"]})
     store.new_game({"agents": ["random", "mcts:ms=50"]})
+
+
+@pytest.mark.parametrize(
+    ("spec", "capped"),
+    [
+        ("mcts", "mcts:max_ms=50"),
+        ("mcts:sims=64,c=2", "mcts:sims=64,c=2,max_ms=50"),
+        ("az:az_2p,sims=100", "az:az_2p,sims=100,max_ms=50"),
+        ("az:max_ms=20", "az:max_ms=20"),  # a lower cap of its own is kept
+        ("az:max_ms=900", "az:max_ms=50"),
+        ("mcts:ms=40", "mcts:ms=40"),  # a clock already
+        ("greedy", "greedy"),
+        ("ppo:ppo_2p", "ppo:ppo_2p"),
+    ],
+)
+def test_every_search_seat_gets_the_cap_on_its_simulations(spec: str, capped: str) -> None:
+    assert capped_spec(spec, 50.0) == capped
 
 
 def test_a_capped_search_plays_the_moves_of_the_search_its_spec_names(tmp_path: Path) -> None:
@@ -241,8 +258,10 @@ def test_a_capped_search_plays_the_moves_of_the_search_its_spec_names(tmp_path: 
 
 def test_an_az_seat_is_held_to_the_cap(tmp_path: Path) -> None:
     pytest.importorskip("torch")
+    from agents.az import AZAgent
+
     agent = build_seat("az:sims=100000", 5, 50.0)
-    assert isinstance(agent, CappedAZ) and clock_ms(agent) == 50.0
+    assert isinstance(agent, AZAgent) and clock_ms(agent) == 50.0
     env = raw_env(num_players=2)
     env.reset(seed=2)
     rng = np.random.default_rng(0)

@@ -3,6 +3,8 @@ module sub-decisions as tree levels, budgets, and ``az`` on every game a shipped
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -121,6 +123,51 @@ def test_run_budget_stops_once_decided_in_whole_chunks() -> None:
     calls.clear()
     run_budget(run, 10, 0.0, 4, 100, first=1, decided=lambda left: False)
     assert calls == [1, 4, 4, 1]  # never decided: every simulation, the last chunk short
+
+
+def test_run_budget_caps_a_sims_search_at_max_ms() -> None:
+    calls: list[int] = []
+
+    def run(k: int, n: int) -> int:
+        calls.append(k)
+        return n + k
+
+    assert run_budget(run, 10, 0.0, 4, 100, first=1, max_ms=1e6) == 11
+    assert calls == [1, 4, 4, 1]  # a cap never reached: every simulation, in chunks
+    calls.clear()
+    clock = iter(range(100))
+
+    def slow(k: int, n: int) -> int:  # each chunk "takes" the whole cap
+        calls.append(k)
+        next(clock)
+        time.sleep(0.002)
+        return n + k
+
+    assert run_budget(slow, 1000, 0.0, 4, 2000, first=1, max_ms=1.0) < 1000
+    assert calls[0] == 1 and len(calls) <= 3  # the root, then the cap stops it within a chunk or two
+
+
+@pytest.mark.parametrize("spec", ["mcts:sims=64,depth=20", "az:sims=64,batch=4"])
+def test_a_cap_the_search_does_not_reach_changes_no_move(spec: str) -> None:
+    states = sample_states(2, 1, seed=3, max_per_game=40)[::8]
+    plain, capped = agents.make(spec, seed=7), agents.make(spec + ",max_ms=60000", seed=7)
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    for s in states:
+        obs, mask, seat = decision_inputs(s)
+        assert plain.act(obs, mask, determinize(s, seat, rng_a)) == capped.act(
+            obs, mask, determinize(s, seat, rng_b)
+        )
+
+
+def test_max_ms_stops_a_large_sims_search_and_is_not_a_second_clock() -> None:
+    agent = agents.make("az:sims=20000,batch=4,stop=0,max_ms=30", seed=0)
+    s = sample_states(2, 1, seed=1, max_per_game=10)[5]
+    agent.root_visits(s)  # compiles and loads the network
+    agent.root_visits(s)
+    assert 0 < agent.simulations < 20000
+    for spec, words in (("az:ms=50,max_ms=20", "max_ms=20.0"), ("mcts:max_ms=-1", "max_ms=-1.0")):
+        with pytest.raises(ValueError, match=words + r".*not with ms"):
+            agents.make(spec)
 
 
 def test_root_lead_is_the_visits_between_the_two_most_visited_children() -> None:
