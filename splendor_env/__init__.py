@@ -20,7 +20,7 @@ from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, la
 from .snapshot import SnapshotError, from_dict, to_dict  # noqa: E402 - after the cache guard on purpose
 from .state import MODULE_NAMES, new_state  # noqa: E402 - after the cache guard on purpose
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "GYMNASIUM_ID",
