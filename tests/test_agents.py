@@ -80,7 +80,7 @@ def test_known_specs_and_make() -> None:
         (
             "mcts:bogus=1",
             {},
-            "valid keys: \\['c', 'depth', 'eps', 'ms', 'noise', 'rollout', 'shaping', 'sims', 'widen'\\]",
+            "valid keys: \\['c', 'depth', 'eps', 'max_ms', 'ms', 'noise', 'rollout', 'shaping', 'sims', 'widen'\\]",
         ),
         ("mcts:sims=lots", {}, "sims='lots' is not a valid int"),
         ("mcts:sims=1.5", {}, "not a valid int"),

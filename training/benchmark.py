@@ -11,12 +11,11 @@ and ``card.png`` into ``--out``. How to read a card: docs/benchmark.md.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from training.common.cli import CliError, run_cli
-from training.common.jobs import BACKENDS, check_backend
+from training.common.jobs import add_backend_arguments, check_backend
 from training.matches.benchmark import run_benchmark
 
 
@@ -29,11 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("spec", metavar="SPEC", help="the agent to benchmark: an agent spec or a model .zip")
     ap.add_argument("--quick", action="store_true", help="50 games per reference and game instead of 200")
     ap.add_argument("--out", default="results/card", help="folder of card.json, card.md, card.png")
-    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
-    ap.add_argument(
-        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
-    )
+    add_backend_arguments(ap)
     ap.add_argument(
         "--resume", action="store_true", help="play only the games missing from --out (an interrupted card)"
     )

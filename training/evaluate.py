@@ -11,12 +11,11 @@ scored, seeded and spread over workers.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from training.common.cli import CliError, check_game_args, run_cli
-from training.common.jobs import BACKENDS, check_backend
+from training.common.jobs import add_backend_arguments, check_backend
 from training.matches.evaluate import check_players, run_evaluation
 
 
@@ -51,11 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--games", type=int, default=1000, help="games per opponent")
     ap.add_argument("--players", type=int, nargs="+", default=[2], help="player counts, e.g. 3 4")
     ap.add_argument("--modules", nargs="*", default=[], help="Cities of Splendor modules of every game")
-    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
-    ap.add_argument(
-        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
-    )
+    add_backend_arguments(ap)
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--stochastic", action="store_true", help="sample the PPO policy instead of argmax")
     ap.add_argument("--json", help="also write the results to this JSON file")

@@ -13,12 +13,11 @@ The work is :mod:`training.search.curve`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from training.common.cli import run_cli
-from training.common.jobs import BACKENDS, check_backend
+from training.common.jobs import add_backend_arguments, check_backend
 from training.search.curve import AGENTS, make_curve, write_curve
 
 
@@ -32,11 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=None, help="folder of curve.json and curve.png (default RUN/curve)")
     ap.add_argument("--agent", choices=AGENTS, default="az", help="play each network with search or alone")
     ap.add_argument("--options", default="", help="the agent's options for every point, e.g. sims=200")
-    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
-    ap.add_argument(
-        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
-    )
+    add_backend_arguments(ap)
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)
     run = Path(args.run)

@@ -13,12 +13,11 @@ steps, the config keys and the output folder are described in docs/training.md.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
 from training.common.cli import run_cli
-from training.common.jobs import BACKENDS, check_backend
+from training.common.jobs import add_backend_arguments, check_backend
 from training.search.config import load
 from training.search.loop import search_train
 
@@ -32,13 +31,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--config", required=True, help="YAML config file (configs/search_2p.yaml)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--resume", action="store_true", help="continue from output_dir/checkpoints")
-    ap.add_argument(
-        "--workers", type=int, default=min(2, os.cpu_count() or 1), help="self-play processes / Ray CPUs"
-    )
-    ap.add_argument("--backend", choices=BACKENDS, default="local")
-    ap.add_argument(
-        "--address", default=None, help="existing Ray cluster: HOST:6379, auto or ray://HOST:10001"
-    )
+    add_backend_arguments(ap, workers_help="self-play processes / Ray CPUs")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (for log files)")
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)

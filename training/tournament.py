@@ -15,7 +15,7 @@ import sys
 
 from splendor_env import state as st
 from training.common.cli import run_cli
-from training.common.jobs import BACKENDS
+from training.common.jobs import add_backend_arguments
 from training.matches.tournament import run_tournament
 
 
@@ -36,13 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--modules", nargs="*", default=[], help="Cities of Splendor modules of every game")
     parser.add_argument("--games", type=int, default=100, help="games per table (rounded up to whole deals)")
-    parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes (Ray: CPUs of a local runtime)"
-    )
-    parser.add_argument("--backend", choices=BACKENDS, default="local", help="where the games run")
-    parser.add_argument(
-        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
-    )
+    add_backend_arguments(parser, workers=1)
     parser.add_argument("--seed", type=int, default=0, help="master seed for deals and agents")
     parser.add_argument("--out", default="results/tournament", help="output folder")
     parser.add_argument("--save-games", action="store_true", help="also write games.jsonl records")

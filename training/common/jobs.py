@@ -38,6 +38,21 @@ J = TypeVar("J")
 R = TypeVar("R")
 
 
+def add_backend_arguments(
+    parser: Any,
+    workers: int | None = None,
+    workers_help: str = "worker processes (Ray: CPUs of a local runtime)",
+) -> None:
+    """``--workers`` (default ``workers``, else up to 2 of this machine's cores), ``--backend`` and
+    ``--address``: where a command's jobs run, the same three options in every command."""
+    default = min(2, os.cpu_count() or 1) if workers is None else workers
+    parser.add_argument("--workers", type=int, default=default, help=workers_help)
+    parser.add_argument("--backend", choices=BACKENDS, default="local", help="where the jobs run")
+    parser.add_argument(
+        "--address", default=None, help="existing Ray cluster (auto, HOST:PORT or ray://HOST:10001)"
+    )
+
+
 def check_backend(backend: str, address: str | None, workers: int) -> None:
     """Refuse a bad backend choice before any job starts (the message names the argument)."""
     if backend not in BACKENDS:
