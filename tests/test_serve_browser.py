@@ -320,6 +320,32 @@ def test_pause_stops_a_watched_game_for_every_page_and_resume_goes_on(page: Any,
     other.context.close()
 
 
+def test_a_move_answered_late_does_not_drop_the_next_click(page: Any) -> None:
+    """The live stream may show the agents' answer before the request that sent the move returns
+    (a loaded machine, a slow network): the board is live again then, and the next click plays."""
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # the move reaches the server; its answer waits here
+        held.append((route, route.fetch()))
+
+    start(page, ["human", "greedy"], seed=17)
+    page.route("**/api/games/*/move", hold)
+    for _ in range(2):
+        my_turn(page)
+        before = board_move(page)
+        click_move(page, page.evaluate("window.app.view.legal")[0])
+        page.wait_for_function(
+            "before => document.getElementById('board').dataset.move !== before", arg=before
+        )
+    page.wait_for_function("Number(document.getElementById('board').dataset.move) >= 4")
+    assert len(held) == 2  # both moves were sent while their answers were held
+    for route, response in held:  # the old answers arrive at last and change nothing
+        route.fulfill(response=response)
+    page.unroute("**/api/games/*/move")
+    page.wait_for_timeout(200)
+    assert page.inner_text("#error") == "" and int(board_move(page)) >= 4
+
+
 def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:
     start(page, ["human", "greedy"], seed=13)
     svg, move = page.inner_html("#board"), board_move(page)

@@ -5,7 +5,9 @@ const app = {
   view: null,        // the last game view from the server
   replay: null,      // the open record: {replay_id, moves, ...}
   replayMove: 0,
-  busy: false,
+  busy: false,       // a move of this page is on its way to the server
+  sends: 0,          // moves sent so far (the newest one owns app.busy)
+  sentAt: -1,        // the move number the newest one was sent at
   timings: [],       // ms from a move click to the updated board (read by the browser test)
   tokens: {},        // this browser's seat tokens for the open game: {seat: token}
   stream: null,      // the open game's live updates (server-sent events)
@@ -133,6 +135,9 @@ function thinkingText(view, since) {
 function renderGame(view) {
   app.mode = "game";
   app.view = view;
+  // The live stream can show the game past a move this page sent before that request answers:
+  // the server took the move, so the board is live again (a click now is not dropped).
+  if (app.busy && view.move > app.sentAt) app.busy = false;
   clearInterval(app.thinkingTimer);
   $("board").replaceChildren(buildTable(view));
   $("watch-only").classList.toggle("hidden", view.human_seats.length > 0);
@@ -198,12 +203,14 @@ async function sendMove(action) {
   const v = app.view;
   if (app.busy || !v) return;
   app.busy = true;
+  const sent = ++app.sends;
+  app.sentAt = v.move;
+  showError("");                   // a new move: the last refusal no longer applies
   document.querySelectorAll("#moves button").forEach((b) => { b.disabled = true; });
   const t0 = performance.now();
   try {
     const next = await api("POST", "/api/games/" + v.game_id + "/move",
       { action: action, move: v.move, tokens: Object.values(app.tokens) });
-    showError("");
     if (app.view && next.game_id === app.view.game_id && next.version >= app.view.version) renderGame(next);
     // Stop the clock once the new board has been laid out and the frame that shows it is due.
     await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
@@ -211,11 +218,14 @@ async function sendMove(action) {
     app.timings.push(ms);
     $("timing").textContent = "last move: " + ms.toFixed(0) + " ms from click to board";
   } catch (e) {
+    if (sent !== app.sends) return;  // a later move is under way: this answer is old news
     showError(e.message);          // the game is unchanged on the server: the board stays as it was
     if (e.status === 409) await reload();
   } finally {
-    app.busy = false;
-    if (app.view) document.querySelectorAll("#moves button").forEach((b) => { b.disabled = false; });
+    if (sent === app.sends) {      // a later move owns app.busy otherwise
+      app.busy = false;
+      if (app.view) document.querySelectorAll("#moves button").forEach((b) => { b.disabled = false; });
+    }
   }
 }
 
