@@ -115,6 +115,11 @@ def test_shipped_configs_are_valid() -> None:
         ("cities", "trading_posts", "orient", "strongholds"),
         "ppo_modules_2p",
     )
+    # every search config loads (a candidate recipe too)
+    for path in sorted(root.glob("search_*.yaml")):
+        search_config.load(path, check_specs=False)
+    long = search_config.load(root / "search_2p_long.yaml", check_specs=False)
+    assert long.init == "az_2p" and long.max_total_wall_minutes == 720 and long.max_wall_minutes <= 150
 
 
 def test_visit_target_and_move_choice() -> None:
