@@ -59,7 +59,8 @@ def check_game(agent: object, label: str, modules: tuple[str, ...], num_players:
     if modules and not getattr(agent, "plays_modules", True):
         raise ValueError(
             f"agent {label!r} plays only the base game; modules {list(modules)} need an agent that "
-            "plays module games (random, greedy, mcts, human)"
+            "plays module games (random, greedy, mcts, human, or az / ppo with a network trained for "
+            "them, such as az_modules_2p)"
         )
     own_check = getattr(agent, "check_game", None)
     if num_players is not None and callable(own_check):
