@@ -262,6 +262,27 @@ def load_config(model: type[M], path: str | Path, overrides: list[str] | None = 
     return parse_config(model, read_mapping(path), overrides)
 
 
+class ConfigReader(typing.Generic[M]):
+    """One kind of config's two readers, :meth:`from_dict` and :meth:`load`: the mapping over the
+    model's defaults with the ``--set`` overrides, parsed, then the kind's own checks across
+    fields, ``cross_checks(cfg, check_specs)`` (``check_specs``: also build the agent specs it names)."""
+
+    def __init__(self, model: type[M], cross_checks: Callable[[M, bool], None]) -> None:
+        self.model, self.cross_checks = model, cross_checks
+
+    def from_dict(
+        self, raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
+    ) -> M:
+        """Parse and validate a raw mapping after the ``--set`` overrides (which can reach into defaults)."""
+        cfg = parse_config(self.model, raw, overrides)
+        self.cross_checks(cfg, check_specs)
+        return cfg
+
+    def load(self, path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> M:
+        """Read a YAML config file (:func:`read_mapping`), apply the overrides, parse and validate it."""
+        return self.from_dict(read_mapping(path), overrides, check_specs)
+
+
 def read_mapping(path: str | Path) -> dict[str, Any]:
     """The YAML mapping in ``path``; a missing, binary, empty or malformed file is one ConfigError line."""
     p = Path(path)

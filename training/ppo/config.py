@@ -8,7 +8,6 @@ documented in docs/training.md.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, StrictBool
@@ -18,6 +17,7 @@ from splendor_env.state import DEFAULT_MAX_TURNS
 from training.common.config import (
     ACTIVATIONS,
     ConfigError,
+    ConfigReader,
     Float,
     Int,
     OptFloat,
@@ -27,8 +27,6 @@ from training.common.config import (
     Str,
     check_agent_spec,
     check_modules,
-    load_config,
-    parse_config,
 )
 
 POLICIES = ("mlp", "card_slots")
@@ -198,20 +196,11 @@ def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
             check_agent_spec(spec, key, cfg.player_counts, tuple(cfg.modules))
 
 
-def from_dict(
-    raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
-) -> TrainConfig:
-    """Parse and validate a raw mapping (after applying ``--set`` overrides)."""
-    cfg = parse_config(TrainConfig, raw, overrides)
-    _cross_checks(cfg, check_specs)
-    return cfg
-
-
-def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> TrainConfig:
-    """Read a YAML config file, apply overrides, parse and validate."""
-    cfg = load_config(TrainConfig, path, overrides)
-    _cross_checks(cfg, check_specs)
-    return cfg
+_READER = ConfigReader(TrainConfig, _cross_checks)
+#: Parse and validate a raw mapping after the ``--set`` overrides.
+from_dict = _READER.from_dict
+#: Read a YAML config file, apply the overrides, parse and validate it.
+load = _READER.load
 
 
 def to_dict(cfg: TrainConfig) -> dict[str, Any]:

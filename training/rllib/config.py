@@ -7,14 +7,14 @@ The keys are documented in docs/tutorials/rllib.md.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from splendor_env.state import DEFAULT_MAX_TURNS
 from training.common.config import (
     ConfigError,
+    ConfigReader,
     Float,
     Int,
     OptFloat,
@@ -22,8 +22,6 @@ from training.common.config import (
     Str,
     check_agent_spec,
     check_modules,
-    load_config,
-    parse_config,
 )
 
 
@@ -95,17 +93,8 @@ def _cross_checks(cfg: RLlibConfig, check_specs: bool) -> None:
             check_agent_spec(spec, f"eval.opponents[{i}]", [cfg.players], tuple(cfg.modules))
 
 
-def from_dict(
-    raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
-) -> RLlibConfig:
-    """Parse and validate a raw mapping (after applying ``--set`` overrides)."""
-    cfg = parse_config(RLlibConfig, raw, overrides)
-    _cross_checks(cfg, check_specs)
-    return cfg
-
-
-def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> RLlibConfig:
-    """Read a YAML config file, apply overrides, parse and validate."""
-    cfg = load_config(RLlibConfig, path, overrides)
-    _cross_checks(cfg, check_specs)
-    return cfg
+_READER = ConfigReader(RLlibConfig, _cross_checks)
+#: Parse and validate a raw mapping after the ``--set`` overrides.
+from_dict = _READER.from_dict
+#: Read a YAML config file, apply the overrides, parse and validate it.
+load = _READER.load

@@ -9,7 +9,6 @@ both configs are read and fail the same way. Only the checks across fields are h
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -17,6 +16,7 @@ from pydantic import Field
 from training.common.config import (
     ACTIVATIONS,
     ConfigError,
+    ConfigReader,
     Float,
     Int,
     OptFloat,
@@ -25,8 +25,6 @@ from training.common.config import (
     Str,
     check_agent_spec,
     check_modules,
-    load_config,
-    parse_config,
 )
 
 #: ``init`` value meaning "a new, untrained card-slot network for the config's game".
@@ -209,20 +207,11 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
             check_agent_spec(spec, f"eval.opponents[{i}]", cfg.player_counts, tuple(cfg.modules))
 
 
-def from_dict(
-    raw: dict[str, Any], overrides: list[str] | None = None, check_specs: bool = True
-) -> SearchTrainConfig:
-    """Parse and validate a raw mapping after the ``--set`` overrides (which can reach into defaults)."""
-    cfg = parse_config(SearchTrainConfig, raw, overrides)
-    _cross_checks(cfg, check_specs)
-    return cfg
-
-
-def load(path: str | Path, overrides: list[str] | None = None, check_specs: bool = True) -> SearchTrainConfig:
-    """Read a YAML config file (:func:`training.common.config.load_config`), parse and validate it."""
-    cfg = load_config(SearchTrainConfig, path, overrides)
-    _cross_checks(cfg, check_specs)
-    return cfg
+_READER = ConfigReader(SearchTrainConfig, _cross_checks)
+#: Parse and validate a raw mapping after the ``--set`` overrides.
+from_dict = _READER.from_dict
+#: Read a YAML config file, apply the overrides, parse and validate it.
+load = _READER.load
 
 
 def to_dict(cfg: SearchTrainConfig) -> dict[str, Any]:
