@@ -45,22 +45,17 @@ function buildTable(view) {
   t.append(decision, menu);
   // nobles, cities, trading posts
   const top = el("div", "row");
-  b.nobles.forEach((n, i) => {
+  const tile = (id, title, req, owner) => {  // a noble or a city: what it asks for, who holds it
     const x = el("div", "piece tile");
-    x.id = "noble-" + i;
-    x.appendChild(el("b", "", "noble " + n.points));
-    x.appendChild(reqEl(n.req));
-    if (n.owner !== null) x.appendChild(el("span", "", "player_" + n.owner));
+    x.id = id;
+    x.appendChild(el("b", "", title));
+    x.appendChild(reqEl(req));
+    if (owner !== null) x.appendChild(el("span", "", "player_" + owner));
     top.appendChild(x);
-  });
-  b.cities.forEach((c, i) => {
-    const x = el("div", "piece tile");
-    x.id = "city-" + i;
-    x.appendChild(el("b", "", "city " + c.prestige + (c.same ? " +" + c.same + " same" : "")));
-    x.appendChild(reqEl(c.req));
-    if (c.owner !== null) x.appendChild(el("span", "", "player_" + c.owner));
-    top.appendChild(x);
-  });
+  };
+  b.nobles.forEach((n, i) => tile("noble-" + i, "noble " + n.points, n.req, n.owner));
+  b.cities.forEach((c, i) =>
+    tile("city-" + i, "city " + c.prestige + (c.same ? " +" + c.same + " same" : ""), c.req, c.owner));
   b.trading_posts.forEach((p, i) => {
     const x = el("div", "piece tile");
     x.id = "post-" + i;
