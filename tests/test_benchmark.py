@@ -37,6 +37,8 @@ def test_the_az_reference_plays_the_network_the_protocol_names() -> None:
     assert bm.reference_spec("az:sims=1000", 2, all_four[::-1]) == "az:az_modules_2p,sims=1000"
     assert bm.reference_spec("az:sims=1000", 3, all_four) is None  # no network named: it sits out
     assert bm.reference_spec("mcts:sims=400", 3, all_four) == "mcts:sims=400"
+    # the one reference that may sit out is the last: the others keep their chunk seeds
+    assert list(bm.PROTOCOL["references"])[-1] == "az:sims=1000"
 
 
 @pytest.mark.slow
