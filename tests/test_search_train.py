@@ -548,6 +548,40 @@ def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.slow
+def test_gate_games_on_the_kept_pool_are_the_games_played_in_the_main_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agents.checkpoint import model_bytes
+    from training.search import loop
+    from training.search.gate import GATE_CHUNK, iteration_matches
+    from training.search.loop import Workers
+    from training.search.network import fresh_model
+
+    pools_used = []
+
+    def spy(fn: Any, jobs: Any, *args: Any, **kwargs: Any) -> Any:
+        pools_used.append(kwargs.get("pool"))
+        return real_map_jobs(fn, jobs, *args, **kwargs)
+
+    real_map_jobs = loop.map_jobs
+    monkeypatch.setattr(loop, "map_jobs", spy)
+
+    cfg = search_config.from_dict(tiny(tmp_path, gate__games=2 * GATE_CHUNK), check_specs=False)
+    network = model_bytes(fresh_model(cfg))
+    jobs = iteration_matches(cfg, 0, network, network, trained=True)  # 2 gate jobs and greedy's
+    assert len(jobs) == 3
+    here, pooled = Workers.start(1, "local", None), Workers.start(2, "local", None)
+    try:
+        assert pooled.pool is not None and here.pool is None
+        played = pooled.matches(jobs)
+        assert played == here.matches(jobs)
+        assert pools_used == [pooled.pool, None]  # the run's workers, not this process
+        assert sum(r.games for r in played) == 2 * GATE_CHUNK + cfg.eval.games
+    finally:
+        pooled.stop(now=True)
+
+
 def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from training.common.cli import run_cli
     from training.search_train import main

@@ -219,11 +219,12 @@ class Workers:
         return map_jobs(play, jobs, self.count, self.backend, self.address, pool=self.pool)
 
     def matches(self, jobs: list[dict[str, Any]]) -> list[MatchResult]:
-        """:func:`training.search.gate.match_job` over ``jobs``."""
-        # on this machine the few match games run here: a local worker pool takes ~9 s to start
-        # (torch, the model, numba's cache), more than 40 gate games at 32 simulations take
-        here = 1 if self.backend == "local" else self.count
-        return map_jobs(match_job, jobs, here, self.backend, self.address)
+        """:func:`training.search.gate.match_job` over ``jobs``, on the workers that play self-play.
+
+        Why there: the gate and evaluation games took a fifth of an iteration on one core while
+        the other waited; the pool is kept for the whole run, so they start no process. Each job
+        carries its seeds, so the games are the same wherever they run."""
+        return map_jobs(match_job, jobs, self.count, self.backend, self.address, pool=self.pool)
 
     def stop(self, now: bool) -> None:
         """End the pool (``now``: at once, not after the workers' current jobs) and the Ray this run started."""
