@@ -118,8 +118,12 @@ def test_shipped_configs_are_valid() -> None:
     # every search config loads (a candidate recipe too)
     for path in sorted(root.glob("search_*.yaml")):
         search_config.load(path, check_specs=False)
-    long = search_config.load(root / "search_2p_long.yaml", check_specs=False)
-    assert long.init == "az_2p" and long.max_total_wall_minutes == 720 and long.max_wall_minutes <= 150
+    # the long runs: each from the shipped az network of its game, 12 hours in pieces of at most 2.5
+    for name, init in (("2p", "az_2p"), ("3_4p", "az_3_4p"), ("modules_2p", "az_modules_2p")):
+        long = search_config.load(root / f"search_{name}_long.yaml", check_specs=False)
+        short = search_config.load(root / f"search_{name}.yaml", check_specs=False)
+        assert (long.player_counts, long.modules) == (short.player_counts, short.modules)
+        assert long.init == init and long.max_total_wall_minutes == 720 and long.max_wall_minutes <= 150
 
 
 def test_visit_target_and_move_choice() -> None:
