@@ -221,9 +221,9 @@ class Workers:
     def matches(self, jobs: list[dict[str, Any]]) -> list[MatchResult]:
         """:func:`training.search.gate.match_job` over ``jobs``, on the workers that play self-play.
 
-        Why there: the gate and evaluation games took a fifth of an iteration on one core while
-        the other waited; the pool is kept for the whole run, so they start no process. Each job
-        carries its seeds, so the games are the same wherever they run."""
+        Why there: in the main process they ran on one core while the other waited; the pool is
+        kept for the whole run, so they start no process. Each job carries its seeds, so the games
+        are the same wherever they run."""
         return map_jobs(match_job, jobs, self.count, self.backend, self.address, pool=self.pool)
 
     def stop(self, now: bool) -> None:
