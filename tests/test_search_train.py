@@ -91,14 +91,14 @@ def test_set_reaches_into_the_defaults(tmp_path: Path) -> None:
 
 
 def test_search_configs_are_read_by_the_one_loader_of_the_ppo_configs(tmp_path: Path) -> None:
-    from training.common.config import load_config
+    from training.common.config import parse_config, read_mapping
     from training.search.config import SearchTrainConfig
 
     path = tmp_path / "c.yaml"
     path.write_text("players: [3, 4]\neval: {games: 10}\n")
     overrides = ["eval.opponents.0=random", "gate.threshold=0.6"]
     cfg = search_config.load(path, overrides, check_specs=False)
-    assert cfg == load_config(SearchTrainConfig, path, overrides)
+    assert cfg == parse_config(SearchTrainConfig, read_mapping(path), overrides)
     assert (cfg.eval.opponents, cfg.eval.games, cfg.eval.modes) == (["random"], 10, ["ppo", "az"])
 
 

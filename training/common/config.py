@@ -257,11 +257,6 @@ def parse_config(model: type[M], raw: dict[str, Any], overrides: list[str] | Non
     return parse_model(model, with_defaults(model, raw, overrides))
 
 
-def load_config(model: type[M], path: str | Path, overrides: list[str] | None = None) -> M:
-    """The YAML file ``path`` (:func:`read_mapping`) as :func:`parse_config` reads a mapping."""
-    return parse_config(model, read_mapping(path), overrides)
-
-
 class ConfigReader(typing.Generic[M]):
     """One kind of config's two readers, :meth:`from_dict` and :meth:`load`: the mapping over the
     model's defaults with the ``--set`` overrides, parsed, then the kind's own checks across

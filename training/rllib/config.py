@@ -1,6 +1,6 @@
 """The config of an RLlib PPO run (:mod:`training.rllib.loop`): its sections and the checks across them.
 
-Read like every training config (:func:`training.common.config.load_config`): a YAML
+Read like every training config (:class:`training.common.config.ConfigReader`): a YAML
 file under the defaults, ``--set key=value`` overrides, one-line errors naming the key.
 The keys are documented in docs/tutorials/rllib.md.
 """

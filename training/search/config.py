@@ -2,7 +2,7 @@
 
 Why a second schema next to :mod:`training.common.config`: a search-training run has
 other knobs (self-play search, replay buffer, gate) and none of PPO's; the file is
-read by the one loader there (:func:`training.common.config.load_config`: the YAML
+read by the one loader there (:class:`training.common.config.ConfigReader`: the YAML
 checks, the defaults under ``--set`` overrides, one-line errors naming the key), so
 both configs are read and fail the same way. Only the checks across fields are here.
 """
