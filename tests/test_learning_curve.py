@@ -50,6 +50,26 @@ def test_points_are_the_start_and_each_snapshot_at_the_runs_wall_time(tmp_path: 
         curve_points(tmp_path / "nowhere")
 
 
+def test_every_hours_keeps_the_start_the_first_snapshot_past_each_mark_and_the_newest(tmp_path: Path) -> None:
+    run = fake_run(tmp_path, [1, 2, 3, 4, 5, 7])  # kept at 0.5, 1.0, 1.5, 2.0, 2.5 and 3.5 hours
+    hours = [p["hours"] for p in curve_points(run, every_hours=1.0)]
+    assert hours == [0.0, 1.0, 2.0, 3.5]
+    assert [p["hours"] for p in curve_points(run, every_hours=1.2)] == [0.0, 1.5, 2.5, 3.5]
+    # the marks do not move as the run goes on: a rerun keeps the points already played
+    for k in (9, 10):
+        shutil.copy(resolve_model("ppo_2p"), run / "snapshots" / f"best-{k:04d}.zip")
+    (run / "metrics.json").write_text(
+        json.dumps([{"iteration": i, "wall_seconds": 1800.0 * (i + 1)} for i in range(10)])
+    )
+    assert [p["hours"] for p in curve_points(run, every_hours=1.0)] == [0.0, 1.0, 2.0, 3.5, 4.5, 5.0]
+    assert len(curve_points(run)) == 9
+    with pytest.raises(CliError, match="--every-hours must be a positive number of hours, got 0"):
+        curve_points(run, every_hours=0)
+    (run / "metrics.json").write_text("[]")
+    with pytest.raises(CliError, match="needs the run's wall time"):
+        curve_points(run, every_hours=1.0)
+
+
 def test_curve_rates_each_point_and_a_rerun_plays_only_new_snapshots(
     small_protocol: None, tmp_path: Path
 ) -> None:

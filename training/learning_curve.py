@@ -1,11 +1,12 @@
 """A search-training run's learning curve: its networks' Elo on the benchmark scale over training time.
 
     python -m training.learning_curve runs/search_2p [--out DIR] [--agent az|ppo] [--options sims=200]
-        [--workers 2] [--backend ray [--address auto]]
+        [--every-hours 0.5] [--workers 2] [--backend ray [--address auto]]
 
 Each point is the quick benchmark card (docs/benchmark.md) of one network of the run in the
 run's game: its starting network at hour 0 and every snapshot its config's ``snapshot_every``
-kept, at the run's wall time when it was kept. Writes ``curve.json`` and ``curve.png`` into
+kept, at the run's wall time when it was kept (``--every-hours H``: the first snapshot past each H
+hours and the newest, for a long run). Writes ``curve.json`` and ``curve.png`` into
 ``--out`` (default ``RUN/curve``). Run it again as training goes on: only new snapshots play.
 The work is :mod:`training.search.curve`.
 """
@@ -31,12 +32,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=None, help="folder of curve.json and curve.png (default RUN/curve)")
     ap.add_argument("--agent", choices=AGENTS, default="az", help="play each network with search or alone")
     ap.add_argument("--options", default="", help="the agent's options for every point, e.g. sims=200")
+    ap.add_argument(
+        "--every-hours",
+        type=float,
+        default=None,
+        metavar="H",
+        help="one point per H hours of training (and the newest snapshot), not every snapshot",
+    )
     add_backend_arguments(ap)
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)
     run = Path(args.run)
     out = Path(args.out) if args.out else run / "curve"
-    curve = make_curve(run, out, args.agent, args.options, args.workers, args.backend, args.address)
+    curve = make_curve(
+        run,
+        out,
+        args.agent,
+        args.options,
+        args.workers,
+        args.backend,
+        args.address,
+        every_hours=args.every_hours,
+    )
     for path in write_curve(curve, out):
         print(f"wrote {path}")
 

@@ -34,9 +34,13 @@ AGENTS = ("az", "ppo")
 _SNAPSHOT = re.compile(r"^best-(\d{4,})\.zip$")
 
 
-def curve_points(run_dir: Path) -> list[dict[str, Any]]:
+def curve_points(run_dir: Path, every_hours: float | None = None) -> list[dict[str, Any]]:
     """The networks to rate, oldest first: ``{"iteration", "hours", "model"}`` (``hours`` None when the
-    run's metrics do not record its wall time)."""
+    run's metrics do not record its wall time).
+
+    ``every_hours``: not every snapshot but the start, the first snapshot at or after each multiple of
+    it, and the newest (a 12-hour run keeps over a hundred snapshots, two minutes of games each). The
+    marks are fixed, so a rerun as the run goes on keeps the points it played, but for the newest."""
     config_file = run_dir / "config.yaml"
     if not config_file.is_file():
         raise CliError(f"{str(run_dir)!r} is not a search-training run: config.yaml is missing")
@@ -63,7 +67,23 @@ def curve_points(run_dir: Path) -> list[dict[str, Any]]:
             f"{str(run_dir)!r} has no network to rate: no snapshots/ (set snapshot_every in its config) "
             "and its init is not a model"
         )
-    return points
+    return points if every_hours is None else thin_points(points, every_hours)
+
+
+def thin_points(points: list[dict[str, Any]], every_hours: float) -> list[dict[str, Any]]:
+    """The points of :func:`curve_points` at most one per ``every_hours`` mark (see there)."""
+    if not every_hours > 0:
+        raise CliError(f"--every-hours must be a positive number of hours, got {every_hours}")
+    if any(p["hours"] is None for p in points):
+        raise CliError("--every-hours needs the run's wall time, and its metrics.json does not record it")
+    kept, next_mark = [], 0.0
+    for point in points:
+        if point["hours"] >= next_mark:
+            kept.append(point)
+            next_mark = (point["hours"] // every_hours + 1) * every_hours
+    if kept[-1] is not points[-1]:
+        kept.append(points[-1])
+    return kept
 
 
 def make_curve(
@@ -75,14 +95,16 @@ def make_curve(
     backend: str = "local",
     address: str | None = None,
     echo: Callable[[str], None] | None = print,
+    every_hours: float | None = None,
 ) -> dict[str, Any]:
     """Rate every point of :func:`curve_points` (a quick card in the run's game) and return the curve.
 
-    ``options``: the agent spec's options after the model (``sims=200``), the same for every point.
+    ``options``: the agent spec's options after the model (``sims=200``), the same for every point;
+    ``every_hours``: one point per that many hours of training (:func:`curve_points`).
     """
     if agent not in AGENTS:
         raise CliError(f"--agent must be one of {list(AGENTS)}, got {agent!r}")
-    points = curve_points(run_dir)
+    points = curve_points(run_dir, every_hours)
     config = yaml.safe_load((run_dir / "config.yaml").read_text())
     players, modules = int(config["players"]), tuple(config.get("modules") or ())
     games = PROTOCOL["games"]["quick"]
@@ -157,4 +179,4 @@ def write_curve(curve: dict[str, Any], out: Path) -> list[Path]:
     return paths
 
 
-__all__ = ["AGENTS", "curve_figure", "curve_points", "make_curve", "write_curve"]
+__all__ = ["AGENTS", "curve_figure", "curve_points", "make_curve", "thin_points", "write_curve"]
