@@ -19,6 +19,7 @@ from splendor_env import state as st
 from splendor_env.state import CURRENT, MAX_PLAYERS
 
 from .base import Agent, search_inputs
+from .gumbel import GumbelRoot
 from .net import NetBuffers, check_export, export_network, num_actions_of, observation_size
 from .options import parse_options, typed_options
 from .search import Tree, run_budget, search_network, warm_up
@@ -334,7 +335,7 @@ class AZAgent(Agent):
         (Gumbel-top-k over the prior's logits, from this agent's seeded stream), sequential halving
         spends the ``sims`` budget on them (PUCT below the root), and the move is the survivor with
         the highest ``g + logits + sigma(q)``; the target is ``softmax(logits + sigma(completed q))``
-        over the legal ids (:func:`completed_q`, :func:`sigma`). Sets ``root_value`` as :meth:`root_visits` does.
+        over the legal ids (:class:`agents.gumbel.GumbelRoot`). Sets ``root_value`` as :meth:`root_visits` does.
         """
         s, tree, run, p, seat = self._searcher(state, None)
         if p["ms"] > 0:
@@ -343,34 +344,15 @@ class AZAgent(Agent):
         rules.legal_mask(s, mask)
         legal = np.flatnonzero(mask)
         n = run(1, 1)  # the root alone: its prior and value
-        child, prior, visits, wsum = (tree.arrays[i] for i in (0, 1, 2, 4))
-        logits = np.log(np.maximum(prior[0, legal].astype(np.float64), 1e-30))
-        root_net_value = float(wsum[0, seat] / max(visits[0], 1.0))
-        g = self.rng.gumbel(size=legal.size)
-        m = min(int(actions), legal.size)
-        alive = np.argsort(-(g + logits), kind="stable")[:m]  # indices into legal
-        budget = int(p["sims"]) - 1
-        phases = max(1, int(np.ceil(np.log2(m)))) if m > 1 else 1
-        used = 0
-        for phase in range(phases):
-            share = budget - used if phase == phases - 1 else budget // phases
-            per = max(1, share // alive.size)
-            for i in alive:
-                n = run(per, n, int(legal[i]))
-                used += per
-            q = completed_q(child, visits, wsum, legal, prior[0, legal], seat, root_net_value)
-            score = g[alive] + logits[alive] + sigma(q[alive], visits, child, legal)
-            keep = 1 if phase == phases - 1 else -(-alive.size // 2)
-            alive = alive[np.argsort(-score, kind="stable")[:keep]]
+        root = GumbelRoot(tree.arrays, legal, seat, self.rng.gumbel(size=legal.size), actions, int(p["sims"]))
+        for _ in range(root.phases):
+            for move, k in root.plan():
+                n = run(k, n, move)
+            root.halve()
         tree.used = n
-        q = completed_q(child, visits, wsum, legal, prior[0, legal], seat, root_net_value)
-        improved = logits + sigma(q, visits, child, legal)
-        target = np.zeros(tree.num_actions, dtype=np.float32)
-        e = np.exp(improved - improved.max())
-        target[legal] = e / e.sum()
         _, vis, values = tree.root_stats(seat)
         self.root_value = float(values.sum() / max(vis.sum(), 1.0))
-        return int(legal[alive[0]]), target
+        return root.result(tree.num_actions)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         s, legal, mask = search_inputs("AZAgent", state, action_mask)
@@ -386,53 +368,12 @@ class AZAgent(Agent):
         return f"AZAgent({self.label!r}, {', '.join(f'{k}={v}' for k, v in self.params.items())})"
 
 
-#: Gumbel AlphaZero's ``sigma(q) = (C_VISIT + max_b N(b)) * C_SCALE * q`` (the paper's constants).
-C_VISIT, C_SCALE = 50.0, 0.1
-
-
-def sigma(q: np.ndarray, visits: np.ndarray, child: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Gumbel's monotone transform of root values: it grows with the most-visited child's count, so
-    the values outweigh the prior more the longer the search ran."""
-    nodes = child[0, legal]
-    most = float(visits[nodes[nodes >= 0]].max()) if (nodes >= 0).any() else 0.0
-    return (C_VISIT + most) * C_SCALE * q
-
-
-def completed_q(
-    child: np.ndarray,
-    visits: np.ndarray,
-    wsum: np.ndarray,
-    legal: np.ndarray,
-    prior: np.ndarray,
-    seat: int,
-    root_net_value: float,
-) -> np.ndarray:
-    """Each legal root action's value for ``seat``: its child's mean when visited, else the mixed
-    value (the root's network value and the prior-weighted mean of the visited children, by the
-    visits; the paper's appendix), so an unvisited action is neither favoured nor dropped."""
-    nodes = child[0, legal]
-    n = np.where(nodes >= 0, visits[np.maximum(nodes, 0)], 0.0)
-    seen = n > 0
-    q = np.zeros(legal.size)
-    q[seen] = wsum[nodes[seen], seat] / n[seen]
-    total = n.sum()
-    mixed = root_net_value
-    if total > 0:
-        pi = prior / max(prior.sum(), 1e-30)
-        weighted = float((pi[seen] * q[seen]).sum() / max(pi[seen].sum(), 1e-30))
-        mixed = (root_net_value + total * weighted) / (1.0 + total)
-    q[~seen] = mixed
-    return q
-
-
 __all__ = [
     "NETWORK_OPTIONS",
     "PARAMS",
     "AZAgent",
     "Network",
     "check_network_options",
-    "completed_q",
-    "sigma",
     "parse_az_spec",
     "validate_params",
 ]

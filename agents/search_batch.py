@@ -6,7 +6,7 @@ call has, so batching trees there saves only the Python around each move; on a G
 thousand leaves costs about what eight cost on the CPU, and the CPU is left with the tree
 (selection, determinisation, observations, backup). So the trees are searched in step and
 their leaves go to the network together: :class:`BatchedSearch` with a
-:class:`TorchEvaluator` (on a GPU), or with numba on the CPU.
+:class:`~agents.torch_evaluator.TorchEvaluator` (on a GPU), or with numba on the CPU.
 
 The search is :func:`agents.search.search_network`'s, tree by tree: each tree selects its next
 ``batch`` leaves exactly as that driver does (the same determinisations from the tree's own
@@ -34,17 +34,19 @@ of the budget), returning each root's visit counts and value in that method's fo
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from splendor_env import rules
 from splendor_env.observation import observe
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
+from .gumbel import GumbelRoot
 from .net import NetBuffers, net_forward, net_values, num_actions_of, observation_size, seat_values
 from .search import backup, descend, set_prior
+from .torch_evaluator import TorchEvaluator
 
 #: Trees searched together by the numba evaluator (:func:`search_network_batched`'s ``group``): one,
 #: as the network costs the same per row in any batch and one tree keeps the cache to itself.
@@ -150,9 +152,11 @@ def select_leaves(
     leaf_mask: np.ndarray,
     other_row: np.ndarray,
     taken: np.ndarray,
+    forced: np.ndarray,
 ) -> tuple[int, int, int]:
     """Each tree ``t`` of ``t0..t1-1`` with ``todo[t] > 0`` selects its next ``min(batch, todo[t])`` leaves
-    (``taken[t]``, 0 for the others) as :func:`agents.search.search_network` does; the leaves
+    (``taken[t]``, 0 for the others) as :func:`agents.search.search_network` does, with its root move
+    ``forced[t]`` when that is ``>= 0`` (its ``forced``: Gumbel's root); the leaves
     that need the network get consecutive rows of ``obs``/``leaf_mask`` (the seat on move's
     view) and, from ``other_row[t, j]`` on, rows of ``other_obs`` (every other seat's view).
     Returns ``(rows of obs, rows of other_obs, trees that took leaves)``."""
@@ -178,7 +182,7 @@ def select_leaves(
         nn = n_nodes[t]
         for j in range(k_batch):
             node, player, nn, needs_network = descend(
-                tree, j, d, root, seat, rng, mask, c_puct[t], fpu[t], -1, nn, leaf_value[j]
+                tree, j, d, root, seat, rng, mask, c_puct[t], fpu[t], forced[t], nn, leaf_value[j]
             )
             leaf_row[j] = n_eval if needs_network else -1
             leaf_node[j] = node
@@ -265,6 +269,7 @@ def search_network_batched(
     leaf_mask: np.ndarray,
     other_row: np.ndarray,
     taken: np.ndarray,
+    forced: np.ndarray,
     feats: np.ndarray,
     h1: np.ndarray,
     h2: np.ndarray,
@@ -274,8 +279,8 @@ def search_network_batched(
     other_values: np.ndarray,
 ) -> None:
     """``todo[t]`` more simulations of every tree ``t`` (:func:`agents.search.search_network`'s, from
-    ``roots[t]`` for ``seats[t]`` with the stream ``rngs[t]``), ``batch`` leaves per tree and round;
-    ``n_nodes[t]`` is updated, ``todo`` ends at 0.
+    ``roots[t]`` for ``seats[t]`` with the stream ``rngs[t]``, root move ``forced[t]`` when ``>= 0``),
+    ``batch`` leaves per tree and round; ``n_nodes[t]`` is updated, ``todo`` ends at 0.
 
     The trees go ``group`` at a time, the leaves of a group's round evaluated by one
     :func:`~agents.net.net_forward` and one :func:`~agents.net.net_values` call. Why groups on the
@@ -289,7 +294,7 @@ def search_network_batched(
         while True:
             n_eval, n_other, active = select_leaves(
                 t0, t1, roots, seats, todo, batch, c_puct, fpu, arrays, n_nodes, rngs, obs, other_obs, leaf_mask,
-                other_row, taken,
+                other_row, taken, forced,
             )  # fmt: skip
             if active == 0:
                 break
@@ -299,110 +304,6 @@ def search_network_batched(
             expand_backup(
                 t0, t1, roots, todo, ptemp, arrays, leaf_mask, other_row, taken, logits, values, other_values
             )
-
-
-class TorchEvaluator:
-    """The network in torch (a GPU when one is there), for :class:`BatchedSearch`: the leaves of a lane
-    of trees in one call.
-
-    Why: on a GPU a call of a thousand leaves costs about what a call of eight does on the CPU.
-    It runs the MaskablePPO policy's own modules, so its outputs match :func:`agents.net.net_forward`
-    to float32 rounding, not bit for bit: a search evaluated here is close to the numba one, not equal.
-    Each :meth:`lane` has its own (pinned) buffers, so one lane's leaves are evaluated on the GPU
-    while the CPU selects the next lane's. On a GPU each lane's forward pass is a captured CUDA graph
-    over all its rows (``graphs=True``): one launch instead of about forty.
-    """
-
-    def __init__(self, policy: Any, device: str = "auto", graphs: bool = True) -> None:
-        import torch as th
-
-        if device == "auto":
-            device = "cuda" if th.cuda.is_available() else "cpu"
-        self.th = th
-        self.device = th.device(device)
-        self.policy = policy.to(self.device).eval()
-        self.graphs = graphs and self.device.type == "cuda"
-
-    def lane(self, rows: int, other_rows: int, obs_dim: int, num_actions: int) -> TorchLane:
-        """Buffers for up to ``rows`` leaves (and ``other_rows`` other seats' views of them)."""
-        return TorchLane(self, rows, other_rows, obs_dim, num_actions)
-
-    def forward(self, x: Any, rows: int) -> tuple[Any, Any]:
-        """Actor logits of ``x[:rows]`` and critic values of every row of ``x``."""
-        pol = self.policy
-        f = pol.pi_features_extractor(x)
-        fv = f if pol.vf_features_extractor is pol.pi_features_extractor else pol.vf_features_extractor(x)
-        logits = pol.action_net(pol.mlp_extractor.forward_actor(f[:rows]))
-        return logits, pol.value_net(pol.mlp_extractor.forward_critic(fv))[:, 0]
-
-
-class TorchLane:
-    """One lane of a :class:`TorchEvaluator`: host arrays the numba selection writes (``obs``,
-    ``other_obs``) and the network's outputs are read back into (``logits``; ``values``: the
-    on-move rows, ``other_values``: the other seats' rows), with :meth:`submit` (asynchronous on
-    a GPU) and :meth:`wait`."""
-
-    def __init__(
-        self, ev: TorchEvaluator, rows: int, other_rows: int, obs_dim: int, num_actions: int
-    ) -> None:
-        th = ev.th
-        self.ev, self.rows = ev, rows
-        pin = ev.device.type == "cuda"
-        total = rows + other_rows
-        self.host_in = th.zeros((total, obs_dim), dtype=th.float32, pin_memory=pin)
-        self.host_logits = th.zeros((rows, num_actions), dtype=th.float32, pin_memory=pin)
-        self.host_values = th.zeros(total, dtype=th.float32, pin_memory=pin)
-        self.dev_in = th.zeros((total, obs_dim), dtype=th.float32, device=ev.device)
-        arr = self.host_in.numpy()
-        self.obs, self.other_obs = arr[:rows], arr[rows:]
-        vals = self.host_values.numpy()
-        self.logits, self.values, self.other_values = self.host_logits.numpy(), vals[:rows], vals[rows:]
-        self.event = th.cuda.Event() if pin else None
-        self.graph = None
-        if ev.graphs:
-            try:
-                self.graph, (self.dev_logits, self.dev_values) = self._capture()
-            except RuntimeError as e:  # a policy a graph cannot hold: launch its kernels one by one
-                warnings.warn(f"TorchEvaluator: no CUDA graph ({e}); evaluating eagerly", stacklevel=2)
-                self.graph = None
-
-    def _capture(self) -> tuple[Any, tuple[Any, Any]]:
-        """A CUDA graph of the forward pass over all of ``dev_in`` (the unused rows are computed and ignored)."""
-        th, ev = self.ev.th, self.ev
-        with th.inference_mode():
-            side = th.cuda.Stream()
-            side.wait_stream(th.cuda.current_stream())
-            with th.cuda.stream(side):
-                for _ in range(2):
-                    ev.forward(self.dev_in, self.rows)
-            th.cuda.current_stream().wait_stream(side)
-            graph = th.cuda.CUDAGraph()
-            with th.cuda.graph(graph):
-                out = ev.forward(self.dev_in, self.rows)
-        return graph, out
-
-    def submit(self, n_eval: int, n_other: int) -> None:
-        """Evaluate the first ``n_eval`` rows of ``obs`` (actor and critic) and ``n_other`` of
-        ``other_obs`` (critic); the outputs are in ``logits``/``values``/``other_values`` after :meth:`wait`."""
-        th, rows = self.ev.th, self.rows
-        self.dev_in[:n_eval].copy_(self.host_in[:n_eval], non_blocking=True)
-        self.dev_in[rows : rows + n_other].copy_(self.host_in[rows : rows + n_other], non_blocking=True)
-        if self.graph is not None:
-            self.graph.replay()
-            logits, values = self.dev_logits, self.dev_values
-        else:
-            with th.inference_mode():
-                logits, values = self.ev.forward(self.dev_in, rows)
-        self.host_logits[:n_eval].copy_(logits[:n_eval], non_blocking=True)
-        self.host_values[:rows].copy_(values[:rows], non_blocking=True)
-        self.host_values[rows : rows + n_other].copy_(values[rows : rows + n_other], non_blocking=True)
-        if self.event is not None:
-            self.event.record()
-
-    def wait(self) -> None:
-        """Until the last :meth:`submit`'s outputs are in the host arrays."""
-        if self.event is not None:
-            self.event.synchronize()
 
 
 class _NumbaLane:
@@ -471,14 +372,18 @@ class BatchedSearch:
         ptemp: np.ndarray,
         n_nodes: np.ndarray,
         rngs: np.ndarray,
+        forced: np.ndarray | None = None,
     ) -> None:
-        """``todo[t]`` more simulations of each tree (the trees in ``roots``' order)."""
+        """``todo[t]`` more simulations of each tree (the trees in ``roots``' order), with root move
+        ``forced[t]`` where given and ``>= 0``."""
         arrays, taken, k = self.tree.arrays, self.taken, roots.shape[0]
+        if forced is None:
+            forced = np.full(k, -1, dtype=np.int64)
         if self.evaluator is None:
             lane = self.lanes[0]
             search_network_batched(
                 roots, seats, todo, self.batch, self.group, c, fpu, ptemp, self.weights, arrays, n_nodes, rngs,
-                lane.obs, lane.other_obs, self.leaf_mask[0], self.other_row, taken, *lane.buf.search_args(),
+                lane.obs, lane.other_obs, self.leaf_mask[0], self.other_row, taken, forced, *lane.buf.search_args(),
             )  # fmt: skip
             return
         size = self.lane_trees
@@ -489,7 +394,7 @@ class BatchedSearch:
             lane, t0 = self.lanes[i], i * size
             n_eval, n_other, active = select_leaves(
                 t0, min(k, t0 + size), roots, seats, todo, self.batch, c, fpu, arrays, n_nodes, rngs, lane.obs,
-                lane.other_obs, self.leaf_mask[i], self.other_row, taken,
+                lane.other_obs, self.leaf_mask[i], self.other_row, taken, forced,
             )  # fmt: skip
             evaluated[i] = n_eval
             if n_eval:
@@ -540,15 +445,7 @@ class BatchedSearch:
         most the budget, for tree ``t`` when given: self-play's cheap searches).
         """
         k = roots.shape[0]
-        if k > self.tree.trees:
-            raise ValueError(f"{k} roots for {self.tree.trees} trees")
-        seats = roots[:, CURRENT].astype(np.int64)
-        ids = np.arange(k)
-        self.tree.reset(ids, seats)
-        rngs = np.asarray(seeds, dtype=np.uint64).reshape(k, 1).copy()
-        n_nodes = np.ones(k, dtype=np.int64)
-        todo = np.ones(k, dtype=np.int64)
-        self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
+        seats, todo, n_nodes, rngs = self._root_alone(roots, seeds, c, fpu, ptemp)
         todo[:] = (self.sims if sims is None else np.minimum(sims, self.sims)) - 1
         if todo.max() > 0:
             self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
@@ -562,3 +459,71 @@ class BatchedSearch:
             counts.append(cnt)
             root_values[t] = float(values.sum() / max(visits.sum(), 1.0))
         return counts, root_values
+
+    def gumbel_search(
+        self,
+        roots: np.ndarray,
+        seeds: np.ndarray,
+        c: np.ndarray,
+        fpu: np.ndarray,
+        ptemp: np.ndarray,
+        noise: list[np.ndarray],
+        actions: int,
+    ) -> tuple[list[int], list[np.ndarray], np.ndarray]:
+        """Gumbel AlphaZero's root for every tree, as ``AZAgent.gumbel_search`` runs it for one
+        (:class:`agents.gumbel.GumbelRoot`): ``(moves, policy targets, root values)``.
+
+        ``noise[t]`` is root ``t``'s Gumbel draw, one per legal id in order (the caller draws it from
+        the root's stream, as the agent does after the search seed). The trees go through the
+        schedules in step: each round, every tree still in its halving runs its next survivor's
+        simulations, so a tree sees the same calls in the same order as when searched alone.
+        """
+        k = roots.shape[0]
+        seats, todo, n_nodes, rngs = self._root_alone(roots, seeds, c, fpu, ptemp)
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        schedules = []
+        for t in range(k):
+            mask[:] = 0
+            rules.legal_mask(roots[t], mask)
+            legal = np.flatnonzero(mask)
+            if noise[t].shape != legal.shape:
+                raise ValueError(f"root {t}: {noise[t].size} Gumbel draws for {legal.size} legal moves")
+            tree = tuple(a[t] for a in self.tree.arrays)
+            schedules.append(GumbelRoot(tree, legal, int(seats[t]), noise[t], actions, self.sims))
+        forced = np.full(k, -1, dtype=np.int64)
+        for phase in range(max(r.phases for r in schedules)):
+            halving = [t for t in range(k) if phase < schedules[t].phases]
+            plans = {t: schedules[t].plan() for t in halving}
+            for j in range(max(len(p) for p in plans.values())):
+                todo[:] = 0
+                for t, plan in plans.items():
+                    if j < len(plan):
+                        forced[t], todo[t] = plan[j]
+                self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs, forced)
+            for t in halving:
+                schedules[t].halve()
+        self.tree.used[:k] = n_nodes
+        moves, targets, root_values = [], [], np.zeros(k)
+        for t in range(k):
+            move, target = schedules[t].result(self.num_actions)
+            moves.append(move)
+            targets.append(target)
+            _, visits, values = self.tree.root_stats(t, int(seats[t]))
+            root_values[t] = float(values.sum() / max(visits.sum(), 1.0))
+        return moves, targets, root_values
+
+    def _root_alone(
+        self, roots: np.ndarray, seeds: np.ndarray, c: np.ndarray, fpu: np.ndarray, ptemp: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
+        """Empty trees ``0..K-1`` for ``roots`` and each root's first simulation (its prior and value);
+        ``(seats, todo, n_nodes, rngs)`` for the rest of the search."""
+        k = roots.shape[0]
+        if k > self.tree.trees:
+            raise ValueError(f"{k} roots for {self.tree.trees} trees")
+        seats = roots[:, CURRENT].astype(np.int64)
+        self.tree.reset(np.arange(k), seats)
+        rngs = np.asarray(seeds, dtype=np.uint64).reshape(k, 1).copy()
+        n_nodes = np.ones(k, dtype=np.int64)
+        todo = np.ones(k, dtype=np.int64)
+        self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
+        return seats, todo, n_nodes, rngs

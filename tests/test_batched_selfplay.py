@@ -15,7 +15,8 @@ from agents.checkpoint import model_bytes
 from agents.models import resolve_model
 from agents.net import forward_numpy
 from agents.positions import sample_states
-from agents.search_batch import BatchedSearch, TorchEvaluator
+from agents.search_batch import BatchedSearch
+from agents.torch_evaluator import TorchEvaluator
 from splendor_env import state as st
 from splendor_env.determinize import determinize
 from training.search import config as search_config
@@ -84,6 +85,46 @@ def test_the_batched_driver_builds_the_trees_of_search_network(
         for i in (0, 2, 3, 4, 5):  # child, visits, avail, wsum, mover: bit for bit
             assert np.array_equal(mine[i], ref_arrays[i]), i
         assert np.array_equal(mine[1][expanded], ref_arrays[1][expanded])  # the priors of expanded nodes
+
+
+@pytest.mark.parametrize(("model", "n", "modules"), [("az_2p", 2, ()), ("az_3_4p", 4, ())])
+def test_the_batched_gumbel_root_searches_as_the_agent_does_alone(
+    model: str, n: int, modules: tuple[str, ...]
+) -> None:
+    az = _agent(model)
+    net = az.network(n, modules)
+    roots = _roots(n, modules, 5, seed=10 + n)
+    seeds = [200 + i for i in range(len(roots))]
+    alone, streams, noise = [], [], []
+    for s, seed in zip(roots, seeds, strict=True):
+        az.seed(seed)
+        move, target = az.gumbel_search(s, 4)
+        alone.append((move, target, az.root_value))
+        rng = np.random.default_rng(seed)  # the agent's stream: the search seed, then the noise
+        streams.append(rng.integers(0, 2**63))
+        noise.append(rng.gumbel(size=int(target.astype(bool).sum())))
+    k = len(roots)
+    search = BatchedSearch(net.weights, k, SIMS, 4)
+    params = _params(az, n, modules, k)
+    moves, targets, values = search.gumbel_search(
+        np.array(roots, np.int32), np.array(streams, np.uint64), *params, noise, 4
+    )
+    for t, (move, target, value) in enumerate(alone):
+        assert moves[t] == move and values[t] == value
+        np.testing.assert_array_equal(targets[t], target)
+    with pytest.raises(ValueError, match="root 0: 2 Gumbel draws for"):
+        search.gumbel_search(
+            np.array(roots, np.int32), np.array(streams, np.uint64), *params, [np.zeros(2)] * k, 4
+        )
+    # torch's rounding gives other trees, but the same kind of answer: a legal move, a distribution
+    ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), "cpu")
+    moves, targets, _ = BatchedSearch(net.weights, k, SIMS, 4, ev, lane_trees=2).gumbel_search(
+        np.array(roots, np.int32), np.array(streams, np.uint64), *params, noise, 4
+    )
+    for t in range(k):
+        legal = alone[t][1] > 0
+        assert legal[moves[t]] and abs(float(targets[t].sum()) - 1.0) < 1e-5
+        assert np.array_equal(targets[t] > 0, legal)
 
 
 def test_torch_evaluates_as_numba_does_to_float_rounding() -> None:
@@ -161,6 +202,21 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
         ([2], ["cities", "orient"], "fresh", 2, {}),  # a module game, a fresh network of that game
         ([2], [], "az_2p", 3, {"full_share": 0.5, "cheap_sims": 4}),  # playout-cap randomisation
         ([3, 4], [], "az_3_4p", 2, {"full_share": 0.3, "cheap_sims": 3, "record_share": 0.5}),
+        ([2], [], "az_2p", 3, {"root": "gumbel", "gumbel_actions": 4}),  # Gumbel's root
+        (
+            [3, 4],
+            [],
+            "az_3_4p",
+            2,
+            {"root": "gumbel", "gumbel_actions": 16, "full_share": 0.5, "cheap_sims": 4},
+        ),
+        (
+            [2],
+            ["cities", "trading_posts", "orient", "strongholds"],
+            "az_modules_2p",
+            1,
+            {"root": "gumbel", "gumbel_actions": 3, "record_share": 0.5},
+        ),
     ],
 )
 def test_a_batched_job_equals_the_per_game_job(

@@ -150,7 +150,6 @@ def test_the_default_options_draw_nothing_and_play_as_before() -> None:
         ({"full_share": 0}, "selfplay.full_share"),
         ({"record_share": 1.5}, "selfplay.record_share"),
         ({"root": "alpha"}, "selfplay.root"),
-        ({"root": "gumbel", "batched": True}, "selfplay.root"),
         ({"gumbel_actions": 1}, "selfplay.gumbel_actions"),
     ],
 )

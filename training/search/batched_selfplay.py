@@ -13,7 +13,8 @@ about its speed, since the numba network costs the same per leaf in any batch). 
 Same games, same targets. Each game keeps the per-game path's random streams
 (:func:`training.search.selfplay.game_seeds`): the deal, the determinisation of every decision
 (:func:`agents.runner.decision_state`, drawn from the game's own generator), one search seed per
-searched decision (drawn from the search's generator, as ``AZAgent.root_visits`` does), the move
+searched decision (drawn from the search's generator, as ``AZAgent.root_visits`` does; with
+``selfplay.root: gumbel`` a full search's Gumbel noise next, as ``AZAgent.gumbel_search`` draws it), the move
 sampling (:func:`~training.search.selfplay.choose_move`). Games are independent given their seeds,
 so playing them interleaved changes nothing: with the numba evaluator a job's positions and
 records equal :func:`~training.search.selfplay.selfplay_job`'s bit for bit
@@ -34,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from agents.runner import decision_state
-from agents.search_batch import LANE_TREES, BatchedSearch, TorchEvaluator
+from agents.search_batch import LANE_TREES, BatchedSearch
+from agents.torch_evaluator import TorchEvaluator
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.records import game_record
@@ -66,8 +68,10 @@ class _Game:
     search_rng: np.random.Generator  # the search seeds (the az agent's)
     recorder: SearchRecorder  # its decisions and move sampling (the recorder's rng)
     actions: list[int] = field(default_factory=list)
-    # obs, mask, index, root, search seed, (full search, recorded)
-    waiting: tuple[np.ndarray, np.ndarray, int, np.ndarray, int, tuple[bool, bool]] | None = None
+    # obs, mask, index, root, search seed, (full search, recorded), Gumbel noise (None: a PUCT root)
+    waiting: (
+        tuple[np.ndarray, np.ndarray, int, np.ndarray, int, tuple[bool, bool], np.ndarray | None] | None
+    ) = None
 
 
 def _start(
@@ -97,7 +101,7 @@ def _over(game: _Game) -> bool:
 
 def _advance(game: _Game) -> None:
     """Play ``game``'s forced moves until it needs a search (``game.waiting``) or ends; the random
-    draws of each decision in the per-game path's order (determinisation, then the search seed)."""
+    draws of each decision in the per-game path's order (determinisation, the search seed, Gumbel's noise)."""
     env = game.env
     while not _over(game):
         seat = int(env.game_state[CURRENT])
@@ -111,7 +115,10 @@ def _advance(game: _Game) -> None:
             game.actions.append(int(legal[0]))
             continue
         seed = int(game.search_rng.integers(0, 2**63))
-        game.waiting = (view["observation"], view["action_mask"], index, state, seed, rec.plan())
+        plan = rec.plan()
+        # a full search with Gumbel's root draws its noise next, as AZAgent.gumbel_search does
+        noise = game.search_rng.gumbel(size=legal.size) if plan[0] and rec.root == "gumbel" else None
+        game.waiting = (view["observation"], view["action_mask"], index, state, seed, plan, noise)
         return
 
 
@@ -129,15 +136,40 @@ def _finish(game: _Game) -> tuple[Positions, dict[str, Any]]:
 
 def _record(game: _Game, counts: np.ndarray, root_value: float) -> int:
     """Write down the waiting decision with its search's ``counts`` as ``SearchRecorder.act`` does; its move."""
-    observation, mask, index, state, _, plan = game.waiting
+    observation, mask, index, state, _, plan, _ = game.waiting
     game.waiting = None
     game.recorder.turn = int(state[st.TURN])  # the aux targets' turn (SearchRecorder.act sets it)
     return game.recorder.respond(observation, mask, index, int(state[CURRENT]), counts, root_value, plan)
 
 
+def _record_gumbel(game: _Game, move: int, policy: np.ndarray, root_value: float) -> int:
+    """Write down the waiting decision with its Gumbel search's target as ``SearchRecorder.act`` does; ``move``."""
+    observation, mask, index, state, _, plan, _ = game.waiting
+    game.waiting = None
+    game.recorder.turn = int(state[st.TURN])
+    if plan[1]:
+        game.recorder.note(observation, mask, index, int(state[CURRENT]), policy, root_value)
+    return move
+
+
+def _search_inputs(
+    games: list[_Game], params: dict[int, tuple[float, float, float]]
+) -> tuple[np.ndarray, ...]:
+    """The waiting roots of ``games``, their search seeds and their ``c``, ``fpu`` and ``ptemp``."""
+    roots = np.array([gm.waiting[3] for gm in games], dtype=np.int32)
+    seeds = np.array([gm.waiting[4] for gm in games], dtype=np.uint64)
+    c, fpu, ptemp = (np.array([params[gm.num_players][i] for gm in games]) for i in range(3))
+    return roots, seeds, c, fpu, ptemp
+
+
+def _play(game: _Game, action: int) -> None:
+    game.env.step(action)
+    game.actions.append(action)
+
+
 def make_evaluator(az: Any, device: str) -> Any:
     """``None`` (numba on this core: the per-game path's trees) for ``device="cpu"``; else a
-    :class:`agents.search_batch.TorchEvaluator` on ``device`` (``"auto"``: a GPU if torch sees one,
+    :class:`agents.torch_evaluator.TorchEvaluator` on ``device`` (``"auto"``: a GPU if torch sees one,
     else numba)."""
     if device == "cpu":
         return None
@@ -166,10 +198,6 @@ def play_games_batched(
     all games are searched together, and each game records its decision and plays its move.
     """
     sp = selfplay
-    if sp.get("root", "puct") != "puct":
-        raise ValueError(
-            "selfplay.root: gumbel is played by the per-game path only (selfplay.batched: false)"
-        )
     pending = list(games)
     pending.reverse()  # pop() takes them in order
     slots = max(1, min(at_once, len(games)))
@@ -207,16 +235,22 @@ def play_games_batched(
                         "batched self-play needs one simulation budget and batch for every player count"
                     )
                 params[n] = (float(p["c"]), float(p["fpu"]), float(p["ptemp"]))
-        roots = np.array([gm.waiting[3] for gm in live], dtype=np.int32)
-        seeds = np.array([gm.waiting[4] for gm in live], dtype=np.uint64)
-        c, fpu, ptemp = (np.array([params[gm.num_players][i] for gm in live]) for i in range(3))
-        cheap = int(sp.get("cheap_sims", search.sims))
-        sims = np.array([search.sims if gm.waiting[5][0] else cheap for gm in live], dtype=np.int64)
-        counts, root_values = search.search(roots, seeds, c, fpu, ptemp, sims)
-        for t, game in enumerate(live):
-            action = _record(game, counts[t], float(root_values[t]))
-            game.env.step(action)
-            game.actions.append(action)
+        gumbel = [gm for gm in live if gm.waiting[6] is not None]
+        puct = [gm for gm in live if gm.waiting[6] is None]
+        if gumbel:
+            roots, seeds, c, fpu, ptemp = _search_inputs(gumbel, params)
+            noise = [gm.waiting[6] for gm in gumbel]
+            actions = int(sp.get("gumbel_actions", 16))
+            moves, policies, root_values = search.gumbel_search(roots, seeds, c, fpu, ptemp, noise, actions)
+            for t, game in enumerate(gumbel):
+                _play(game, _record_gumbel(game, moves[t], policies[t], float(root_values[t])))
+        if puct:
+            roots, seeds, c, fpu, ptemp = _search_inputs(puct, params)
+            cheap = int(sp.get("cheap_sims", search.sims))
+            sims = np.array([search.sims if gm.waiting[5][0] else cheap for gm in puct], dtype=np.int64)
+            counts, root_values = search.search(roots, seeds, c, fpu, ptemp, sims)
+            for t, game in enumerate(puct):
+                _play(game, _record(game, counts[t], float(root_values[t])))
     return out
 
 

@@ -73,7 +73,7 @@ class SelfPlaySection(Section):
     full_share: Float(gt=0, le=1) = 1.0
     cheap_sims: Int(ge=1) = 16
     # the root of the full searches: puct (the visit counts are the target) or gumbel (Gumbel AlphaZero:
-    # gumbel_actions moves sampled, sequential halving, completed-Q target; per-game path only)
+    # gumbel_actions moves sampled, sequential halving, completed-Q target)
     root: Literal["puct", "gumbel"] = "puct"
     gumbel_actions: Int(ge=2) = 16
     record_share: Float(gt=0, le=1) = 1.0  # the share of a game's full-search decisions recorded (seeded)
@@ -179,11 +179,6 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         sp.full_share == 1 or sp.cheap_sims < sp.sims,
         "selfplay.cheap_sims",
         f"must be < selfplay.sims ({sp.sims}) when selfplay.full_share < 1",
-    )
-    check(
-        sp.root == "puct" or not sp.batched,
-        "selfplay.root",
-        "gumbel is played by the per-game path only: set selfplay.batched: false",
     )
     if cfg.init != FRESH:
         from agents.checkpoint import model_zip_problem
