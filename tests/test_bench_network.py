@@ -1,0 +1,23 @@
+"""The network benchmark (training/bench/network.py) times each kernel of each network it is given."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from training.bench import network as bench_network
+from training.common.cli import CliError
+
+
+def test_network_benchmark_reports_both_kernels_per_network(tmp_path) -> None:
+    out = tmp_path / "net.json"
+    results = bench_network.main(["--models", "az_2p", "--calls", "2", "--repeats", "2", "--json", str(out)])
+    assert set(results) == {"az_2p"} and set(results["az_2p"]) == {"forward_us", "values_us"}
+    assert all(v > 0 for v in results["az_2p"].values())
+    assert json.loads(out.read_text()) == results
+
+
+def test_an_unknown_network_is_named() -> None:
+    with pytest.raises(CliError, match="'nope' is not a shipped network"):
+        bench_network.main(["--models", "nope", "--calls", "1", "--repeats", "1"])
