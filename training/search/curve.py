@@ -165,7 +165,7 @@ def curve_figure(curve: dict[str, Any]) -> Any:
     ax.set_ylim(lo, hi)
     ax.set_xlabel("training wall time (hours, all pieces)" if by_hours else "iterations")
     ax.set_ylabel(f"Elo (benchmark protocol {curve['protocol_version']})")
-    ax.set_title(f"{curve['run']}: {curve['agent']} in {curve['game']}", fontsize=10)
+    ax.set_title(f"{Path(curve['run']).name}: {curve['agent']} in {curve['game']}", fontsize=10)
     fig.tight_layout()
     return fig
 
