@@ -42,17 +42,23 @@ def test_the_az_reference_plays_the_network_the_protocol_names() -> None:
 
 
 @pytest.mark.slow
-def test_naming_the_network_plays_the_games_the_default_network_played() -> None:
-    """Version 1's cards were played with ``az`` picking its default network: naming it changes no game."""
+def test_naming_the_network_keeps_version_1s_games_when_the_default_changes() -> None:
+    """Version 1's cards were played with ``az`` picking its default network, then ``az_2p`` and
+    ``az_3_4p``. Where that is still the default, naming it changes no game; with 2 players the
+    default is now ``az_2p_v2``, and the reference still plays ``az_2p``'s games, not the new ones."""
     import agents
+    from agents.models import default_model
     from agents.runner import play_game
 
-    for players in (2, 3):
-        games = []
-        for spec in ("az:sims=16", bm.reference_spec("az:sims=16", players, ())):
-            seats = [agents.make(spec, seed=p) for p in range(players)]
-            games.append(play_game(seats, seed=5, max_turns=20)["actions"])
-        assert games[0] == games[1], players
+    def actions(spec: str, players: int) -> list[int]:
+        seats = [agents.make(spec, seed=p) for p in range(players)]
+        return play_game(seats, seed=5, max_turns=20)["actions"]
+
+    for players, network in ((2, "az_2p"), (3, "az_3_4p")):
+        reference = bm.reference_spec("az:sims=16", players, ())
+        assert reference == f"az:{network},sims=16"
+        same = actions(reference, players) == actions("az:sims=16", players)
+        assert same == (default_model(players, ()) == network), players
 
 
 def test_win_chance_is_elo_with_two_players_and_luce_with_more() -> None:

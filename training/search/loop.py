@@ -133,13 +133,17 @@ class Run:
         """The pieces with this one's wall time and iteration reached brought up to date."""
         if self.pieces:
             self.pieces[-1].update(
-                to_iteration=self.iteration, wall_seconds=round(time.perf_counter() - self.t_start, 1)
+                to_iteration=self.iteration, wall_seconds=round(time.perf_counter() - self.t_start, 3)
             )
         return self.pieces
 
     def wall_seconds(self) -> float:
-        """Wall time of the whole run so far, over all its pieces."""
-        return float(sum(p["wall_seconds"] for p in self.pieces_so_far()))
+        """Wall time of the whole run so far, over all its pieces (this piece's unrounded: a step
+        shorter than the pieces' 0.1 s rounding still counts against ``max_total_wall_minutes``)."""
+        if not self.pieces:
+            return 0.0
+        earlier = self.pieces_so_far()[:-1]
+        return float(sum(p["wall_seconds"] for p in earlier) + time.perf_counter() - self.t_start)
 
 
 @dataclass
