@@ -327,7 +327,7 @@ def gate_step(run: Run, learning: Learning, session: Session) -> None:
     run.row.update(row)
     run.accepted += row.get("gate_accepted", 0)
     log_iteration(session.writer, run.row, it)
-    run.row["wall_seconds"] = run.wall_seconds()  # the run's time so far, all pieces
+    run.row["wall_seconds"] = round(run.wall_seconds(), 1)  # the run's time so far, all pieces
     run.metrics.append(run.row)
     run.row, run.step, run.iteration = {}, STEPS[0], it + 1
 
@@ -490,7 +490,7 @@ def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> 
         "accepted": run.accepted,
         "buffer_size": learning.buffer.size,
         "wall_seconds": time.perf_counter() - run.t_start,  # this piece
-        "total_wall_seconds": run.wall_seconds(),
+        "total_wall_seconds": round(sum(p["wall_seconds"] for p in run.pieces_so_far()), 3),
         "pieces": run.pieces_so_far(),
         "device": str(session.device),
         "backend": session.workers.backend,
