@@ -327,7 +327,7 @@ def gate_step(run: Run, learning: Learning, session: Session) -> None:
     run.row.update(row)
     run.accepted += row.get("gate_accepted", 0)
     log_iteration(session.writer, run.row, it)
-    run.row["wall_seconds"] = round(run.wall_seconds(), 1)  # the run's time so far, all pieces
+    run.row["wall_seconds"] = round(run.wall_seconds(), 3)  # the run's time so far, all pieces
     run.metrics.append(run.row)
     run.row, run.step, run.iteration = {}, STEPS[0], it + 1
 
