@@ -138,12 +138,9 @@ class Run:
         return self.pieces
 
     def wall_seconds(self) -> float:
-        """Wall time of the whole run so far, over all its pieces (this piece's unrounded: a step
-        shorter than the pieces' 0.1 s rounding still counts against ``max_total_wall_minutes``)."""
-        if not self.pieces:
-            return 0.0
-        earlier = self.pieces_so_far()[:-1]
-        return float(sum(p["wall_seconds"] for p in earlier) + time.perf_counter() - self.t_start)
+        """Wall time of the whole run so far, over all its pieces (each to the millisecond, so that
+        even a short step counts against ``max_total_wall_minutes``)."""
+        return float(sum(p["wall_seconds"] for p in self.pieces_so_far()))
 
 
 @dataclass
@@ -327,7 +324,7 @@ def gate_step(run: Run, learning: Learning, session: Session) -> None:
     run.row.update(row)
     run.accepted += row.get("gate_accepted", 0)
     log_iteration(session.writer, run.row, it)
-    run.row["wall_seconds"] = round(run.wall_seconds(), 3)  # the run's time so far, all pieces
+    run.row["wall_seconds"] = run.wall_seconds()  # the run's time so far, all pieces
     run.metrics.append(run.row)
     run.row, run.step, run.iteration = {}, STEPS[0], it + 1
 
@@ -490,7 +487,7 @@ def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> 
         "accepted": run.accepted,
         "buffer_size": learning.buffer.size,
         "wall_seconds": time.perf_counter() - run.t_start,  # this piece
-        "total_wall_seconds": round(sum(p["wall_seconds"] for p in run.pieces_so_far()), 3),
+        "total_wall_seconds": run.wall_seconds(),
         "pieces": run.pieces_so_far(),
         "device": str(session.device),
         "backend": session.workers.backend,
