@@ -11,11 +11,11 @@ pytest.importorskip("yaml")
 
 from training.ppo import config as C  # noqa: E402
 
-#: The MaskablePPO configs (the search_*.yaml configs of training.search_train: tests/test_search_train.py).
+#: The MaskablePPO configs (search_*.yaml: tests/test_search_train.py; critic_fit_*.yaml: tests/test_critic_fit.py).
 CONFIGS = sorted(
     p
     for p in Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml")
-    if not p.name.startswith(("search_", "rllib_"))  # search and RLlib configs have their own loaders
+    if not p.name.startswith(("search_", "rllib_", "critic_fit_"))  # these have their own loaders
 )
 
 

@@ -48,7 +48,11 @@ def test_metadata_is_uniform(name: str) -> None:
     assert meta["observation_size"] == (OBS_DIM_ALL if modules else OBS_DIM)
     assert meta["num_actions"] == (NUM_ACTIONS_ALL if modules else NUM_ACTIONS)
     assert meta["command"].startswith(
-        ("python -m training.train --config configs/", "python -m training.search_train --config configs/")
+        (
+            "python -m training.train --config configs/",
+            "python -m training.search_train --config configs/",
+            "python -m training.critic_fit --config configs/",
+        )
     )
     assert (
         meta["evaluation_command"].startswith("python -m training.evaluate ")

@@ -1,4 +1,4 @@
-"""Shipping a network that expert iteration trained: ``agents/shipped/NAME.{zip,json}`` from its run.
+"""Shipping a network that expert iteration trained (or whose critic was refit): ``agents/shipped/NAME.{zip,json}``.
 
 Why read the run directory and not take the facts as arguments: a shipped model
 is found by :mod:`agents.models` from its ``NAME.json`` (the game it covers, its
@@ -72,9 +72,36 @@ def truncate_state(state: dict[str, Any], iteration: int, run_dir: Path) -> dict
     }
 
 
+def critic_fit_facts(run_dir: Path, iteration: int | None) -> dict[str, Any]:
+    """The config, facts and held-out checks of a critic refit's folder (:mod:`training.critic_fit`),
+    with the training of the network it refit when that is a shipped model (its metadata's ``training``)."""
+    if iteration is not None:
+        raise CliError(
+            f"--iteration {iteration}: {str(run_dir)!r} is a critic refit, which keeps no snapshots"
+        )
+    for needed in ("best.zip", "config.yaml", "metrics.json"):
+        if not (run_dir / needed).is_file():
+            raise CliError(f"{str(run_dir)!r} is not a finished critic refit: {needed} is missing")
+    from agents.models import shipped_models
+
+    fit = json.loads((run_dir / "fit.json").read_text())
+    base = shipped_models().get(fit["model"], {})
+    return {
+        "config": yaml.safe_load((run_dir / "config.yaml").read_text()),
+        "training": {
+            "critic_fit": fit,
+            "wall_seconds": fit["wall_seconds"],
+            **({"base_training": base["training"]} if "training" in base else {}),
+        },
+        "training_curve": json.loads((run_dir / "metrics.json").read_text()),
+    }
+
+
 def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
     """The config, training pieces, totals and learning curve of a search-training run directory
-    (up to its first ``iteration`` iterations when given)."""
+    (up to its first ``iteration`` iterations when given), or of a critic refit's folder (``fit.json``)."""
+    if (run_dir / "fit.json").is_file():
+        return critic_fit_facts(run_dir, iteration)
     state_file = run_dir / "checkpoints" / "state.json"
     for needed in (run_dir / "best.zip", run_dir / "config.yaml", state_file):
         if not needed.is_file():
