@@ -45,7 +45,7 @@ def test_the_az_reference_plays_the_network_the_protocol_names() -> None:
 def test_naming_the_network_keeps_version_1s_games_when_the_default_changes() -> None:
     """Version 1's cards were played with ``az`` picking its default network, then ``az_2p`` and
     ``az_3_4p``. Where that is still the default, naming it changes no game; with 2 players the
-    default is now ``az_2p_v2``, and the reference still plays ``az_2p``'s games, not the new ones."""
+    default is now a later network, and the reference still plays ``az_2p``'s games, not the new ones."""
     import agents
     from agents.models import default_model
     from agents.runner import play_game

@@ -24,7 +24,7 @@ from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["az_2p", "az_2p_v2", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
+NAMES = ["az_2p", "az_2p_v2", "az_2p_v3", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
 ALL = ("cities", "trading_posts", "orient", "strongholds")
 
 
@@ -85,7 +85,7 @@ def test_metadata_matches_the_loaded_model(name: str) -> None:
 @pytest.mark.parametrize(
     ("players", "modules", "name"),
     [
-        (2, (), "az_2p_v2"),
+        (2, (), "az_2p_v3"),
         (3, (), "az_3_4p"),
         (4, (), "az_3_4p"),
         (2, ALL, "az_modules_2p"),
@@ -241,9 +241,9 @@ for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
 from agents.models import default_model, resolve_model, shipped_models
 
-assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
+assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
-assert default_model(2, ()) == "az_2p_v2"
+assert default_model(2, ()) == "az_2p_v3"
 import numpy as np
 from agents.runner import decision_state
 
