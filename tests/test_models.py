@@ -24,7 +24,16 @@ from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["az_2p", "az_2p_v2", "az_2p_v3", "az_3_4p", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"]
+NAMES = [
+    "az_2p",
+    "az_2p_v2",
+    "az_2p_v3",
+    "az_3_4p",
+    "az_modules_2p",
+    "ppo_2p",
+    "ppo_base_3_4p",
+    "ppo_modules_2p",
+]
 ALL = ("cities", "trading_posts", "orient", "strongholds")
 
 

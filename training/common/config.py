@@ -47,6 +47,17 @@ class ConfigError(ValueError):
     """A bad configuration value; the message names the key."""
 
 
+def require(ok: bool, key: str, message: str) -> None:
+    """The checks across fields: unless ``ok``, one :class:`ConfigError` line naming ``key``."""
+    if not ok:
+        raise ConfigError(f"{key}: {message}")
+
+
+def player_counts(players: int | list[int]) -> list[int]:
+    """A config's ``players`` (a count or a list of them) as a sorted list of distinct counts."""
+    return [players] if isinstance(players, int) else sorted(set(players))
+
+
 # -- YAML-friendly scalar types ---------------------------------------------------
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from training.common.config import (
-    ConfigError,
     ConfigReader,
     Float,
     Int,
@@ -17,6 +16,8 @@ from training.common.config import (
     Section,
     Str,
     check_modules,
+    player_counts,
+    require,
 )
 
 
@@ -51,14 +52,11 @@ class CriticFitConfig(Section):
     @property
     def player_counts(self) -> list[int]:
         """``players`` as a sorted list of distinct counts."""
-        return [self.players] if isinstance(self.players, int) else sorted(set(self.players))
+        return player_counts(self.players)
 
 
 def _cross_checks(cfg: CriticFitConfig, check_specs: bool) -> None:
-    def check(ok: bool, key: str, message: str) -> None:
-        if not ok:
-            raise ConfigError(f"{key}: {message}")
-
+    check = require
     check_modules(cfg.modules, check)
     check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     check(

@@ -16,7 +16,6 @@ from agents.pool import SNAPSHOTS  # pool spec meaning "a frozen past copy of th
 from splendor_env.state import DEFAULT_MAX_TURNS
 from training.common.config import (
     ACTIVATIONS,
-    ConfigError,
     ConfigReader,
     Float,
     Int,
@@ -27,6 +26,11 @@ from training.common.config import (
     Str,
     check_agent_spec,
     check_modules,
+    player_counts,
+    require,
+)
+from training.common.config import (
+    ConfigError as ConfigError,  # re-exported: callers catch training.ppo.config.ConfigError
 )
 
 POLICIES = ("mlp", "card_slots")
@@ -108,7 +112,7 @@ class TrainConfig(Section):
     @property
     def player_counts(self) -> list[int]:
         """``players`` as a sorted list of distinct counts."""
-        return [self.players] if isinstance(self.players, int) else sorted(set(self.players))
+        return player_counts(self.players)
 
     n_envs: Int(ge=1, le=MAX_N_ENVS) = 128  # games played in one batch
     total_timesteps: Int(ge=1) = 1_000_000  # learner steps, as SB3 counts them
@@ -131,10 +135,7 @@ class TrainConfig(Section):
 def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
     """The checks that involve more than one field, or the agent registry and the file system."""
 
-    def check(ok: bool, key: str, message: str) -> None:
-        if not ok:
-            raise ConfigError(f"{key}: {message}")
-
+    check = require
     check_modules(cfg.modules, check)
     if isinstance(cfg.players, list):
         check(bool(cfg.players), "players", "must not be empty (2, 3, 4 or a list of them)")

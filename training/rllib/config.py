@@ -13,7 +13,6 @@ from pydantic import Field
 
 from splendor_env.state import DEFAULT_MAX_TURNS
 from training.common.config import (
-    ConfigError,
     ConfigReader,
     Float,
     Int,
@@ -22,6 +21,7 @@ from training.common.config import (
     Str,
     check_agent_spec,
     check_modules,
+    require,
 )
 
 
@@ -77,10 +77,7 @@ class RLlibConfig(Section):
 
 
 def _cross_checks(cfg: RLlibConfig, check_specs: bool) -> None:
-    def check(ok: bool, key: str, message: str) -> None:
-        if not ok:
-            raise ConfigError(f"{key}: {message}")
-
+    check = require
     check_modules(cfg.modules, check)
     check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     check(

@@ -15,7 +15,6 @@ from pydantic import Field
 
 from training.common.config import (
     ACTIVATIONS,
-    ConfigError,
     ConfigReader,
     Float,
     Int,
@@ -25,6 +24,8 @@ from training.common.config import (
     Str,
     check_agent_spec,
     check_modules,
+    player_counts,
+    require,
 )
 
 #: ``init`` value meaning "a new, untrained card-slot network for the config's game".
@@ -147,16 +148,13 @@ class SearchTrainConfig(Section):
     @property
     def player_counts(self) -> list[int]:
         """``players`` as a sorted list of distinct counts."""
-        return [self.players] if isinstance(self.players, int) else sorted(set(self.players))
+        return player_counts(self.players)
 
 
 def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
     """Checks that involve several fields, the model files or the agent registry."""
 
-    def check(ok: bool, key: str, message: str) -> None:
-        if not ok:
-            raise ConfigError(f"{key}: {message}")
-
+    check = require
     check_modules(cfg.modules, check)
     check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     check(
