@@ -81,8 +81,8 @@ def test_drawn_positions_are_distinct_decisions_of_finished_games_with_their_res
 def test_the_positions_do_not_depend_on_the_workers(tmp_path: Path) -> None:
     cfg = config(tmp_path)
     network = model_bytes(load_model("az_2p_v2"))
-    one = collect(cfg, network, 1, "local", None, validation=False)[2]
-    two = collect(cfg, network, 2, "local", None, validation=False)[2]
+    one = collect(cfg, network, 1, "local", None)[1][2]
+    two = collect(cfg, network, 2, "local", None)[1][2]
     np.testing.assert_array_equal(one.obs, two.obs)
     np.testing.assert_array_equal(one.result, two.result)
 

@@ -24,7 +24,7 @@ from training.common.config import (
 class FitSection(Section):
     """How the critic trains: Adam on the squared error to each seat's result, the actor frozen."""
 
-    epochs: Float(gt=0) = 3.0  # passes over the training positions (each position: one seat's view drawn)
+    epochs: Float(gt=0) = 3.0  # passes over the training rows (every seat's view of every drawn decision)
     learning_rate: Float(gt=0) = 1e-4
     batch_size: Int(ge=1) = 1024
     evals: Int(ge=1) = 6  # held-out checks over the run; the critic with the lowest held-out error is kept

@@ -24,9 +24,6 @@ from training.critic.config import CriticFitConfig, FitSection, to_dict
 from training.critic.positions import Positions, collect
 from training.matches.value_scores import Record
 
-#: Decisions scored per critic call on the held-out games.
-CHUNK = 8192
-
 
 def replace_critic(model: Any, blocks: int, width: int) -> None:
     """Give ``model`` a new residual critic (trunk and value head, :func:`agents.policy_net.critic_trunk`),
@@ -176,8 +173,7 @@ def critic_fit(
     (out / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
     model = load_model(cfg.model)
     network = model_bytes(model)
-    held_out = collect(cfg, network, workers, backend, address, validation=True)
-    positions = collect(cfg, network, workers, backend, address, validation=False)
+    held_out, positions = collect(cfg, network, workers, backend, address)
     played = time.perf_counter() - start
     views, targets = seat_views(positions)
     print(f"played {cfg.games} games in {played:.0f} s: {views.shape[0]} views to fit", flush=True)

@@ -4,14 +4,14 @@ Why games of the network alone: they cost about a thousandth of a searched game 
 move, 36,000 decisions a second in one process), so the critic can see hundreds of thousands of
 outcomes where expert iteration's self-play gives it a few thousand a minute; and drawing a few
 decisions per game keeps the targets of one batch from being one game's result over and over.
-Game ``g`` of a player count is dealt with seed ``seed + g`` in jobs of ``games_per_job`` games,
-so the same config gives the same positions with any number of workers or backend.
+Game ``g`` of ``n`` players is dealt with seed ``seed + 10**9 * n + g`` (the held-out games'
+:data:`VALIDATION_SEED_OFFSET` further on) in jobs of ``games_per_job`` games, so the same config
+gives the same positions with any number of workers or backend.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -46,7 +46,6 @@ class Positions:
 
     obs: np.ndarray  # [N, n, D] float16
     result: np.ndarray  # [N, n] float32
-    turn: np.ndarray  # [N] the state's turn at the decision
     games: int  # games played
     truncated: int  # games that reached max_turns (left out)
 
@@ -118,7 +117,6 @@ def draw_positions(record: Record, per_game: int, rng: np.random.Generator) -> P
     return Positions(
         obs=obs16,
         result=record.result[record.game[keep]].astype(np.float32),
-        turn=record.turn[keep],
         games=int(record.result.shape[0]),
         truncated=int((~finished).sum()),
     )
@@ -129,24 +127,28 @@ def join_positions(parts: list[Positions]) -> Positions:
     return Positions(
         obs=np.concatenate([p.obs for p in parts]),
         result=np.concatenate([p.result for p in parts]),
-        turn=np.concatenate([p.turn for p in parts]),
         games=sum(p.games for p in parts),
         truncated=sum(p.truncated for p in parts),
     )
 
 
-def collect(cfg: CriticFitConfig, network: bytes, workers: int, backend: str, address: str | None,
-            validation: bool, on_result: Any = None) -> dict[int, Any]:  # fmt: skip
-    """Per player count: the training :class:`Positions`, or the held-out games joined in one :class:`Record`."""
+def collect(
+    cfg: CriticFitConfig, network: bytes, workers: int, backend: str, address: str | None
+) -> tuple[dict[int, Record], dict[int, Positions]]:
+    """Per player count: the held-out games joined in one :class:`Record`, and the training
+    :class:`Positions`; both sets are jobs of one :func:`~training.common.jobs.map_jobs` call, so the
+    workers start once."""
     from training.common.jobs import map_jobs
 
-    jobs = jobs_for(cfg, network, validation)
-    results = map_jobs(play_job, jobs, workers, backend, address, on_result)
-    out: dict[int, Any] = {}
-    for job, res in zip(jobs, results, strict=True):
-        out.setdefault(job.players, []).append(res)
-    join = join_records if validation else join_positions
-    return {n: join(parts) for n, parts in out.items()}
+    jobs = jobs_for(cfg, network, validation=True) + jobs_for(cfg, network, validation=False)
+    held_out: dict[int, list[Record]] = {}
+    training: dict[int, list[Positions]] = {}
+    for job, res in zip(jobs, map_jobs(play_job, jobs, workers, backend, address), strict=True):
+        (held_out if job.per_game == 0 else training).setdefault(job.players, []).append(res)
+    return (
+        {n: join_records(parts) for n, parts in held_out.items()},
+        {n: join_positions(parts) for n, parts in training.items()},
+    )
 
 
 def join_records(records: list[Record]) -> Record:
