@@ -179,3 +179,26 @@ def test_az_options_ship_with_the_network_and_bad_ones_are_refused(tmp_path: Pat
         with pytest.raises(CliError, match=words):
             ship(run, "az_bad", "d", "c", [], [], False, tmp_path / "out", az_options=given)
     assert not (tmp_path / "out" / "az_bad.json").exists()
+
+
+def test_a_refit_of_a_run_ships_with_the_runs_pieces(tmp_path: Path) -> None:
+    run = fake_run(tmp_path)
+    refit = tmp_path / "refit"
+    refit.mkdir()
+    shutil.copy(run / "best.zip", refit / "best.zip")
+    (refit / "config.yaml").write_text(
+        yaml.safe_dump({"model": str(run / "best.zip"), "players": [3, 4], "modules": []})
+    )
+    (refit / "metrics.json").write_text(json.dumps([{"step": 0, "mse": 0.9}]))
+    (refit / "fit.json").write_text(json.dumps({"model": str(run / "best.zip"), "wall_seconds": 12.0}))
+    meta = json.loads(ship(refit, "az_refit", "a refit", "python -m training.critic_fit", [], [], False,
+                           tmp_path / "shipped").read_text())  # fmt: skip
+    base = meta["training"]["base_training"]
+    assert base["run"] == str(run) and base["wall_seconds"] == 90.5 and len(base["pieces"]) == 2
+    assert base["config"]["players"] == [3, 4] and meta["training"]["wall_seconds"] == 12.0
+    (refit / "fit.json").write_text(
+        json.dumps({"model": str(tmp_path / "elsewhere.zip"), "wall_seconds": 1.0})
+    )
+    meta = json.loads(ship(refit, "az_refit2", "a refit", "python -m training.critic_fit", [], [], False,
+                           tmp_path / "shipped").read_text())  # fmt: skip
+    assert "base_training" not in meta["training"]

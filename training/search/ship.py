@@ -74,7 +74,7 @@ def truncate_state(state: dict[str, Any], iteration: int, run_dir: Path) -> dict
 
 def critic_fit_facts(run_dir: Path, iteration: int | None) -> dict[str, Any]:
     """The config, facts and held-out checks of a critic refit's folder (:mod:`training.critic_fit`),
-    with the training of the network it refit when that is a shipped model (its metadata's ``training``)."""
+    with the training of the network it refit (:func:`base_training`)."""
     if iteration is not None:
         raise CliError(
             f"--iteration {iteration}: {str(run_dir)!r} is a critic refit, which keeps no snapshots"
@@ -82,19 +82,35 @@ def critic_fit_facts(run_dir: Path, iteration: int | None) -> dict[str, Any]:
     for needed in ("best.zip", "config.yaml", "metrics.json"):
         if not (run_dir / needed).is_file():
             raise CliError(f"{str(run_dir)!r} is not a finished critic refit: {needed} is missing")
-    from agents.models import shipped_models
 
     fit = json.loads((run_dir / "fit.json").read_text())
-    base = shipped_models().get(fit["model"], {})
+    base = base_training(fit["model"])
     return {
         "config": yaml.safe_load((run_dir / "config.yaml").read_text()),
         "training": {
             "critic_fit": fit,
             "wall_seconds": fit["wall_seconds"],
-            **({"base_training": base["training"]} if "training" in base else {}),
+            **({"base_training": base} if base is not None else {}),
         },
         "training_curve": json.loads((run_dir / "metrics.json").read_text()),
     }
+
+
+def base_training(model: str) -> dict[str, Any] | None:
+    """The training of the network a critic refit started from, so the shipped metadata lists every
+    piece: a shipped model's ``training``, or the facts of the search-training run whose ``best.zip``
+    (or snapshot) it names; None for any other file."""
+    from agents.models import shipped_models
+
+    shipped = shipped_models().get(model)
+    if shipped is not None:
+        return shipped.get("training")
+    path = Path(model)
+    for run_dir in (path.parent, path.parent.parent):  # RUN/best.zip or RUN/snapshots/iter_N.zip
+        if (run_dir / "checkpoints" / "state.json").is_file() and (run_dir / "best.zip").is_file():
+            facts = run_facts(run_dir)
+            return {"run": str(run_dir), "config": facts["config"], **facts["training"]}
+    return None
 
 
 def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
