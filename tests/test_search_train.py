@@ -118,8 +118,8 @@ def test_shipped_configs_are_valid() -> None:
     # every search config loads (a candidate recipe too)
     for path in sorted(root.glob("search_*.yaml")):
         search_config.load(path, check_specs=False)
-    # the long runs: each from the shipped az network of its game, 12 hours in pieces of at most 2.5
-    for name, init in (("2p", "az_2p"), ("3_4p", "az_3_4p"), ("modules_2p", "az_modules_2p")):
+    # the long runs: each from a shipped az network of its game, 12 hours in pieces of at most 2.5
+    for name, init in (("2p", "az_2p"), ("3_4p", "az_3_4p_v2"), ("modules_2p", "az_modules_2p")):
         long = search_config.load(root / f"search_{name}_long.yaml", check_specs=False)
         short = search_config.load(root / f"search_{name}.yaml", check_specs=False)
         assert (long.player_counts, long.modules) == (short.player_counts, short.modules)
