@@ -196,6 +196,20 @@ def test_a_refit_of_a_run_ships_with_the_runs_pieces(tmp_path: Path) -> None:
     base = meta["training"]["base_training"]
     assert base["run"] == str(run) and base["wall_seconds"] == 90.5 and len(base["pieces"]) == 2
     assert base["config"]["players"] == [3, 4] and meta["training"]["wall_seconds"] == 12.0
+    # a refit of a snapshot lists only the iterations the snapshot had
+    state_file = run / "checkpoints" / "state.json"
+    state = json.loads(state_file.read_text())
+    for row, wall in zip(state["metrics"], [20.0, 40.0, 85.0], strict=True):
+        row.update(wall_seconds=wall)
+    state_file.write_text(json.dumps(state))
+    (run / "snapshots").mkdir()
+    shutil.copyfile(run / "best.zip", run / "snapshots" / "best-0001.zip")
+    snapshot = {"model": str(run / "snapshots" / "best-0001.zip"), "wall_seconds": 12.0}
+    (refit / "fit.json").write_text(json.dumps(snapshot))
+    meta = json.loads(ship(refit, "az_refit1", "a refit", "python -m training.critic_fit", [], [], False,
+                           tmp_path / "shipped").read_text())  # fmt: skip
+    base = meta["training"]["base_training"]
+    assert (base["iterations"], base["wall_seconds"], len(base["pieces"])) == (1, 20.0, 1)
     (refit / "fit.json").write_text(
         json.dumps({"model": str(tmp_path / "elsewhere.zip"), "wall_seconds": 1.0})
     )

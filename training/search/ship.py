@@ -11,6 +11,7 @@ from ``config.yaml``, ``checkpoints/state.json`` and ``metrics.json``
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -106,11 +107,17 @@ def base_training(model: str) -> dict[str, Any] | None:
     if shipped is not None:
         return shipped.get("training")
     path = Path(model)
-    for run_dir in (path.parent, path.parent.parent):  # RUN/best.zip or RUN/snapshots/iter_N.zip
-        if (run_dir / "checkpoints" / "state.json").is_file() and (run_dir / "best.zip").is_file():
-            facts = run_facts(run_dir)
-            return {"run": str(run_dir), "config": facts["config"], **facts["training"]}
-    return None
+    snapshot = re.fullmatch(r"best-(\d+)\.zip", path.name) if path.parent.name == "snapshots" else None
+    if snapshot:  # RUN/snapshots/best-NNNN.zip (training.search.loop.snapshot_path): its iterations only
+        run_dir, iteration = path.parent.parent, int(snapshot[1])
+    elif path.name == "best.zip":
+        run_dir, iteration = path.parent, None
+    else:
+        return None
+    if not ((run_dir / "checkpoints" / "state.json").is_file() and (run_dir / "best.zip").is_file()):
+        return None
+    facts = run_facts(run_dir, iteration)
+    return {"run": str(run_dir), "config": facts["config"], **facts["training"]}
 
 
 def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
