@@ -213,6 +213,9 @@ def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
     from agents.checkpoint import flush_subnormal_weights, load_model
     from agents.net import export_network
 
+    # a search-training test earlier in this process may have set torch to flush subnormals
+    # itself (training.search.loop does), which would zero the planted weights on write
+    torch.set_flush_denormal(False)
     model = load_model("ppo_2p")
     with torch.no_grad():
         model.policy.mlp_extractor.actor[0].weight.view(-1)[:500] = 1e-40
