@@ -27,7 +27,7 @@ from training import (
 from training import train as train_mod  # noqa: E402
 from training.bench import policies as bench_policies
 from training.common import budgets  # noqa: E402
-from training.common.cli import run_cli  # noqa: E402
+from training.common.cli import CliError, run_cli  # noqa: E402
 from training.matches import evaluate as evaluation  # noqa: E402
 from training.ppo import config as C  # noqa: E402
 from training.ppo.loop import train  # noqa: E402
@@ -77,6 +77,7 @@ CASES = [
     (EVAL, ["greedy", "--games", "-4"], "--games must be >= 1, got -4"),
     (EVAL, ["greedy", "--workers", "0"], "--workers must be an integer >= 1, got 0"),
     (EVAL, ["greedy", "--seed", "-5"], "--seed must be >= 0, got -5"),
+    (EVAL, ["greedy", "--chunk-games", "0"], "--chunk-games must be >= 1, got 0"),
     (EVAL, ["greedy", "--players", "7"], "--players must be 2, 3 or 4, got 7"),
     (EVAL, ["ppo:nowhere.zip"], "candidate: model file not found"),
     (EVAL, ["greedy", "--players", "3", "3"], "--players lists a player count twice: [3, 3]"),
@@ -234,6 +235,22 @@ def test_evaluation_does_not_depend_on_workers_or_backend() -> None:
     assert [j["games"] for j in jobs] == [100, 30, 100, 30] and len({j["seed"] for j in jobs}) == 4
     pytest.importorskip("ray")
     assert evaluation.evaluate("greedy", ["random"], 130, workers=1, seed=3, backend="ray") == one
+
+
+def test_smaller_chunks_keep_more_workers_busy_and_fix_their_own_deals(tmp_path) -> None:
+    """``chunk_games`` sets the jobs (the unit of seeding): 60 games in chunks of 25 are three jobs
+    of 25, 25 and 10, each seeded apart; the results do not depend on the workers, a resume must
+    use the same size, and a size below one is refused before any game."""
+    jobs = evaluation.evaluation_jobs("random", ["random"], 60, 2, 3, True, chunk_games=25)
+    assert [(j["games"], j["first_game"]) for j in jobs] == [(25, 0), (25, 25), (10, 50)]
+    assert len({j["seed"] for j in jobs}) == 3
+    one = evaluation.evaluate("random", ["random"], 12, workers=1, seed=3, chunk_games=5, out=tmp_path / "e")
+    two = evaluation.evaluate("random", ["random"], 12, workers=2, seed=3, chunk_games=5)
+    assert one == two and one[0].games == 12
+    with pytest.raises(CliError, match="was started with chunk_games 5, not None"):
+        evaluation.evaluate("random", ["random"], 12, workers=1, seed=3, out=tmp_path / "e", resume=True)
+    with pytest.raises(ValueError, match="chunk_games must be >= 1"):
+        evaluation.evaluation_jobs("random", ["random"], 60, 2, 3, True, chunk_games=0)
 
 
 def test_evaluation_reports_each_player_count_and_the_modules(capsys) -> None:

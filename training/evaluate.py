@@ -16,12 +16,16 @@ from pathlib import Path
 
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.jobs import add_backend_arguments, check_backend
-from training.matches.evaluate import check_players, run_evaluation
+from training.matches.evaluate import CHUNK_GAMES, check_players, run_evaluation
 
 
 def check_inputs(args: argparse.Namespace) -> None:
     """Refuse bad arguments before any game is played or file written (messages name the argument)."""
-    for name, value, low in (("--games", args.games, 1), ("--seed", args.seed, 0)):
+    for name, value, low in (
+        ("--games", args.games, 1),
+        ("--seed", args.seed, 0),
+        ("--chunk-games", args.chunk_games, 1),
+    ):
         if value < low:
             raise CliError(f"{name} must be >= {low}, got {value}")
     check_game_args(args.players, args.modules)
@@ -58,6 +62,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--resume", action="store_true", help="play only the chunks missing from --out (same arguments)"
     )
+    ap.add_argument(
+        "--chunk-games",
+        type=int,
+        default=CHUNK_GAMES,
+        help=f"games per job, the unit of seeding (default {CHUNK_GAMES}); smaller keeps more workers busy, "
+        "other sizes play other deals",
+    )
     args = ap.parse_args(argv)
     check_inputs(args)
     run_evaluation(
@@ -74,6 +85,7 @@ def main(argv: list[str] | None = None) -> None:
         json_path=args.json,
         out=args.out,
         resume=args.resume,
+        chunk_games=args.chunk_games,
     )
 
 

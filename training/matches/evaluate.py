@@ -95,20 +95,24 @@ def evaluation_jobs(
     deterministic: bool,
     modules: tuple[str, ...] = (),
     skip: dict[tuple[int, str], str] | None = None,
+    chunk_games: int = CHUNK_GAMES,
 ) -> list[dict[str, Any]]:
-    """Chunks of :data:`CHUNK_GAMES` games per configuration and opponent, seeded from ``(seed, opponent, chunk)``.
+    """Chunks of ``chunk_games`` games per configuration and opponent, seeded from ``(seed, opponent, chunk)``.
 
     ``skip`` (from :func:`sit_outs`) leaves out the (player count, opponent) pairs that cannot be played.
 
     The split does not depend on the number of workers or the backend, so
-    neither do the results.
+    neither do the results; it does depend on ``chunk_games`` (smaller chunks keep more workers
+    busy: 1000 games are 10 jobs of 100, or 40 of 25, and the games are other deals).
     """
+    if chunk_games < 1:
+        raise ValueError(f"chunk_games must be >= 1, got {chunk_games}")
     return [
         {
             "candidate": candidate,
             "opponent": opp,
             "opponent_index": k,
-            "games": min(CHUNK_GAMES, games - first),
+            "games": min(chunk_games, games - first),
             "players": n,
             "modules": list(modules),
             "seed": job_seed(seed, k, c),
@@ -118,7 +122,7 @@ def evaluation_jobs(
         for n in player_list(players)
         for k, opp in enumerate(opponents)
         if (n, opp) not in (skip or {})
-        for c, first in enumerate(range(0, games, CHUNK_GAMES))
+        for c, first in enumerate(range(0, games, chunk_games))
     ]
 
 
@@ -149,6 +153,7 @@ def evaluate(
     modules: tuple[str, ...] = (),
     out: str | Path | None = None,
     resume: bool = False,
+    chunk_games: int = CHUNK_GAMES,
 ) -> list[MatchResult]:
     """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
 
@@ -159,7 +164,9 @@ def evaluate(
     ``manifest.json``); ``resume`` plays only the chunks missing from it.
     """
     skip = sit_outs(opponents, players, tuple(modules))
-    jobs = evaluation_jobs(candidate, opponents, games, players, seed, deterministic, tuple(modules), skip)
+    jobs = evaluation_jobs(
+        candidate, opponents, games, players, seed, deterministic, tuple(modules), skip, chunk_games
+    )
     if out is None:
         parts = map_jobs(play_chunk, jobs, workers, backend, address)
     else:
@@ -173,6 +180,8 @@ def evaluate(
             "seed": seed,
             "deterministic": deterministic,
         }
+        if chunk_games != CHUNK_GAMES:  # (the default is left out, so older folders still resume)
+            manifest["chunk_games"] = chunk_games
         parts = play_saved(jobs, workers, backend, address, Path(out), manifest, resume)
     results = []
     for n in player_list(players):
@@ -268,6 +277,7 @@ def run_evaluation(
     echo: Callable[[str], None] = print,
     out: str | Path | None = None,
     resume: bool = False,
+    chunk_games: int = CHUNK_GAMES,
 ) -> list[MatchResult]:
     """:func:`evaluate`, then the report per player count (who sat out and why) and, with
     ``json_path``, the results as JSON: what ``python -m training.evaluate`` prints and writes.
@@ -288,6 +298,7 @@ def run_evaluation(
         modules,
         out,
         resume,
+        chunk_games,
     )
     elapsed = time.perf_counter() - t0
     for n in players:
