@@ -20,7 +20,7 @@ pytest.importorskip("sb3_contrib")
 
 DIGESTS = {
     "play": "5b4a84c4db67dab1",
-    "evaluate": "8a407d762fc86161",
+    "evaluate": "b73325f832c21d34",  # az_3_4p_v2 searched with c=1.0 (0.6.0)
     "tournament": "0fc0f58943174c13",
     "train": "31da2170bdf59869",
     "search_train": "91b655ea6dae6878",
