@@ -15,7 +15,6 @@ run goes on plays only the new snapshots (and the missing games of an interrupte
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,10 @@ from training.common.games import config_label
 from training.common.progress import MANIFEST, open_run
 from training.matches.benchmark import PROTOCOL, rate_in_config, where_made
 from training.matches.report import save_figure
+from training.search.snapshots import snapshot_iteration
 
 #: How a point's network plays: with the search (``az``) or its policy alone (``ppo``, argmax).
 AGENTS = ("az", "ppo")
-_SNAPSHOT = re.compile(r"^best-(\d{4,})\.zip$")
 
 
 def curve_points(run_dir: Path, every_hours: float | None = None) -> list[dict[str, Any]]:
@@ -54,10 +53,9 @@ def curve_points(run_dir: Path, every_hours: float | None = None) -> list[dict[s
         points.append({"iteration": 0, "hours": 0.0, "model": init})
     snapshots = run_dir / "snapshots"
     for path in sorted(snapshots.iterdir()) if snapshots.is_dir() else []:
-        match = _SNAPSHOT.match(path.name)
-        if match is None:
+        done = snapshot_iteration(path)  # iterations finished when it was kept
+        if done is None:
             continue
-        done = int(match.group(1))  # iterations finished when it was kept
         seconds = wall.get(done - 1)
         points.append(
             {"iteration": done, "hours": None if seconds is None else seconds / 3600, "model": str(path)}

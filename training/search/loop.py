@@ -41,6 +41,7 @@ from training.search.learner import (
 from training.search.network import game_sizes, initial_model, load_learner, pick_device
 from training.search.replay import ReplayBuffer, concat, count
 from training.search.selfplay import selfplay_job, selfplay_jobs
+from training.search.snapshots import snapshot_path
 
 STEPS = ("selfplay", "train", "gate")
 TRUNCATION_WARNING = 0.05  # share of an iteration's self-play games cut by max_turns that earns a warning
@@ -48,11 +49,6 @@ TRUNCATION_WARNING = 0.05  # share of an iteration's self-play games cut by max_
 
 # ---------------------------------------------------------------------------
 # Checkpoints
-
-
-def snapshot_path(out: Path, iteration: int) -> Path:
-    """Where ``snapshot_every`` keeps the gated network after ``iteration`` iterations."""
-    return out / "snapshots" / f"best-{iteration:04d}.zip"
 
 
 class Run:

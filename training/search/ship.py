@@ -11,7 +11,6 @@ from ``config.yaml``, ``checkpoints/state.json`` and ``metrics.json``
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,13 @@ from typing import Any
 import yaml
 
 from training.common.cli import CliError
+from training.search.snapshots import snapshot_iteration, snapshot_path
 
 
 def network_file(run_dir: Path, iteration: int | None) -> Path:
     """The run's result (``best.zip``), or its snapshot after ``iteration`` iterations."""
     if iteration is None:
         return run_dir / "best.zip"
-    from training.search.loop import snapshot_path  # torch and the loop only for a snapshot
-
     path = snapshot_path(run_dir, iteration)
     if not path.is_file():
         kept = sorted(p.name for p in path.parent.glob("best-*.zip"))
@@ -107,9 +105,9 @@ def base_training(model: str) -> dict[str, Any] | None:
     if shipped is not None:
         return shipped.get("training")
     path = Path(model)
-    snapshot = re.fullmatch(r"best-(\d+)\.zip", path.name) if path.parent.name == "snapshots" else None
-    if snapshot:  # RUN/snapshots/best-NNNN.zip (training.search.loop.snapshot_path): its iterations only
-        run_dir, iteration = path.parent.parent, int(snapshot[1])
+    snapshot = snapshot_iteration(path)
+    if snapshot is not None:  # RUN/snapshots/best-NNNN.zip: that run's first NNNN iterations only
+        run_dir, iteration = path.parent.parent, snapshot
     elif path.name == "best.zip":
         run_dir, iteration = path.parent, None
     else:
