@@ -10,7 +10,8 @@ recorded / wall seconds of one job call after an untimed call of a small job tha
 search and loads the network (as in a run, whose workers stay warm); the process's CPU seconds are
 printed beside it (with ``--device cuda`` the network runs on the GPU, the rest on one core).
 With ``--device cpu`` both paths must record the same positions, and the command says whether
-they did.
+they did. ``--breakdown`` (CPU) says where the batched path's time went: the network, the leaves'
+selection (determinisation, descent, observations), expansion and backup, and the rest of the move.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from training.common.cli import run_cli
+from training.common.cli import CliError, run_cli
 
 
 def timed(fn: Any, job: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
@@ -28,6 +31,61 @@ def timed(fn: Any, job: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
     w0, c0 = time.perf_counter(), time.process_time()
     out = fn(job)
     return out, time.perf_counter() - w0, time.process_time() - c0
+
+
+#: The numba kernels the batched CPU search calls each round (:func:`agents.search_batch.search_network_batched`).
+KERNELS = ("net_forward", "net_values", "select_leaves", "expand_backup")
+
+
+@contextmanager
+def kernel_seconds() -> Iterator[dict[str, float]]:
+    """Seconds spent in each of :data:`KERNELS` and in the whole search (``"search"``) while inside.
+
+    Why this way: the driver that calls the kernels is itself compiled, so nothing outside can time
+    them; inside, it runs as Python (its ``py_func``: the same kernel calls in the same order, so the
+    same games) with each kernel wrapped in a timer. The Python loop adds a little time to
+    ``"search"``, none to the kernels.
+    """
+    import agents.search_batch as sb
+
+    seconds = dict.fromkeys((*KERNELS, "search"), 0.0)
+    saved = {name: getattr(sb, name) for name in (*KERNELS, "search_network_batched")}
+
+    def timed(name: str, fn: Any) -> Any:
+        def call(*args: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                seconds[name] += time.perf_counter() - t0
+
+        return call
+
+    try:
+        for name in KERNELS:
+            setattr(sb, name, timed(name, saved[name]))
+        sb.search_network_batched = timed("search", saved["search_network_batched"].py_func)
+        yield seconds
+    finally:
+        for name, fn in saved.items():
+            setattr(sb, name, fn)
+
+
+def print_breakdown(seconds: dict[str, float], wall: float, simulations: int) -> dict[str, float]:
+    """Each part's share of ``wall`` and its microseconds per simulation; returns the shares."""
+    parts = {
+        "network (net_forward + net_values)": seconds["net_forward"] + seconds["net_values"],
+        "leaf selection (select_leaves)": seconds["select_leaves"],
+        "expansion and backup (expand_backup)": seconds["expand_backup"],
+        "rest of the search loop": seconds["search"] - sum(seconds[k] for k in KERNELS),
+        "outside the search (moves, records)": wall - seconds["search"],
+    }
+    print(f"  where the batched path's {wall:.1f} s went ({simulations} simulations):")
+    for label, s in parts.items():
+        print(
+            f"    {label:<38} {s:7.2f} s {100 * s / wall:5.1f}%  {1e6 * s / simulations:6.2f} us a simulation"
+        )
+    return {label: s / wall for label, s in parts.items()}
 
 
 def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -76,7 +134,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="torch: trees per lane (one lane selected while one is evaluated)",
     )
     ap.add_argument("--no-per-game", action="store_true", help="measure the batched path alone")
+    ap.add_argument(
+        "--breakdown", action="store_true", help="where the batched path's time went, kernel by kernel (cpu)"
+    )
     args = ap.parse_args(argv)
+    if args.breakdown and args.device != "cpu":
+        raise CliError("--breakdown times the numba kernels: it needs --device cpu")
     cfg = search_config.from_dict(
         {"players": args.players, "modules": args.modules, "init": args.init,
          "selfplay": {"games": args.games, "sims": args.sims}},
@@ -108,7 +171,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if not args.no_per_game:
         runs.insert(0, ("per-game", args.per_game or args.games, selfplay_job))
     for label, games, fn in runs:
-        res, wall, cpu = timed(fn, job(games, 1))
+        with kernel_seconds() if args.breakdown and label == "batched" else nullcontext({}) as seconds:
+            res, wall, cpu = timed(fn, job(games, 1))
         results[label] = res
         n = count(res["positions"])
         out[label] = n / wall
@@ -117,6 +181,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"  {label:<9} {games:>4} games{extra}: {n:>6} positions in {wall:6.1f} s "
             f"({cpu:6.1f} s CPU): {n / wall:7.1f} positions/s"
         )
+        if seconds:
+            shares = print_breakdown(seconds, wall, n * args.sims)
+            out.update({f"share {label}": share for label, share in shares.items()})
     if "per-game" in out:
         print(f"  batched / per-game: x{out['batched'] / out['per-game']:.2f}")
         if args.device == "cpu" and (args.per_game or args.games) == args.games:
