@@ -31,6 +31,7 @@ NAMES = [
     "az_3_4p",
     "az_3_4p_v2",
     "az_modules_2p",
+    "az_modules_2p_v2",
     "ppo_2p",
     "ppo_base_3_4p",
     "ppo_modules_2p",
@@ -98,8 +99,8 @@ def test_metadata_matches_the_loaded_model(name: str) -> None:
         (2, (), "az_2p_v3"),
         (3, (), "az_3_4p_v2"),
         (4, (), "az_3_4p_v2"),
-        (2, ALL, "az_modules_2p"),
-        (2, ("strongholds", "orient", "cities", "trading_posts"), "az_modules_2p"),  # order is not a game
+        (2, ALL, "az_modules_2p_v2"),
+        (2, ("strongholds", "orient", "cities", "trading_posts"), "az_modules_2p_v2"),  # order is not a game
         (3, ALL, None),
         (2, ("cities",), None),
         (2, ("cities", "trading_posts", "orient"), None),
@@ -251,7 +252,7 @@ for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
 from agents.models import default_model, resolve_model, shipped_models
 
-assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
+assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "az_modules_2p_v2", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
 assert default_model(2, ()) == "az_2p_v3"
 import numpy as np
