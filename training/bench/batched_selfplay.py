@@ -51,7 +51,7 @@ def kernel_seconds() -> Iterator[dict[str, float]]:
     seconds = dict.fromkeys((*KERNELS, "search"), 0.0)
     saved = {name: getattr(sb, name) for name in (*KERNELS, "search_network_batched")}
 
-    def timed(name: str, fn: Any) -> Any:
+    def clocked(name: str, fn: Any) -> Any:
         def call(*args: Any) -> Any:
             t0 = time.perf_counter()
             try:
@@ -63,8 +63,8 @@ def kernel_seconds() -> Iterator[dict[str, float]]:
 
     try:
         for name in KERNELS:
-            setattr(sb, name, timed(name, saved[name]))
-        sb.search_network_batched = timed("search", saved["search_network_batched"].py_func)
+            setattr(sb, name, clocked(name, saved[name]))
+        sb.search_network_batched = clocked("search", saved["search_network_batched"].py_func)
         yield seconds
     finally:
         for name, fn in saved.items():
@@ -72,7 +72,8 @@ def kernel_seconds() -> Iterator[dict[str, float]]:
 
 
 def print_breakdown(seconds: dict[str, float], wall: float, simulations: int) -> dict[str, float]:
-    """Each part's share of ``wall`` and its microseconds per simulation; returns the shares."""
+    """Each part's share of ``wall`` and its microseconds per simulation (``simulations``: positions
+    recorded times simulations a move); returns the shares."""
     parts = {
         "network (net_forward + net_values)": seconds["net_forward"] + seconds["net_values"],
         "leaf selection (select_leaves)": seconds["select_leaves"],
