@@ -276,6 +276,54 @@ class SplendorBatch:
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._players)
 
+    def load(
+        self, states: np.ndarray, env_ids: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Put the given positions in games ``env_ids`` (all by default) and play on from them.
+
+        Why: to continue positions that were not dealt here (a determinisation of a recorded
+        decision, ``info["final_state"]``-style arrays, :func:`splendor_env.snapshot.from_dict`),
+        for example many playouts of one position at once. Each state is copied and checked
+        first: the batch's player count and modules, the engine's invariants
+        (:func:`splendor_env.invariants.check_invariants`), not finished; a bad one raises
+        ``ValueError`` naming its row and problem, and no game changes. Before the first
+        :meth:`reset` every game must be loaded. A loaded game keeps the turn cap its state
+        carries; its :meth:`game_seeds` entry is -1 (it was not dealt from a seed), and when it
+        ends the slot deals the next unused seed as usual. Returns ``(obs, mask, player)``.
+        """
+        from .invariants import check_invariants
+
+        ids = self._all if env_ids is None else self._env_ids(env_ids)
+        if not self._has_reset and ids.size != self.num_envs:
+            raise RuntimeError("load() before reset() must load every game (or call reset() first)")
+        arr = np.asarray(states)
+        size = self.states.shape[1]
+        if arr.shape != (ids.size, size) or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(
+                f"states must be an integer array of shape {(ids.size, size)}, got {arr.dtype} {arr.shape}"
+            )
+        arr = arr.astype(np.int32)
+        for i, s in enumerate(arr):
+            if s[st.N_PLAYERS] != self.num_players or s[st.MODULES] != self.modules:
+                raise ValueError(
+                    f"states[{i}]: a {s[st.N_PLAYERS]}-player game with modules bitmask {s[st.MODULES]}, "
+                    f"not this batch's {self.num_players} players and bitmask {self.modules}"
+                )
+            problems = check_invariants(s)
+            if problems:
+                raise ValueError(f"states[{i}]: {problems[0]}")
+            if is_over(s):
+                raise ValueError(f"states[{i}]: the game is over")
+        self.states[ids] = arr
+        self._game_seeds[ids] = -1
+        if not self._has_reset:
+            self._next_seed[0] = (
+                self._seed if self._seed is not None else int(np.random.default_rng().integers(0, MAX_SEED))
+            )
+            self._has_reset = True
+        _refresh(self.states, ids, self._obs, self._masks, self._players)
+        return self._out(self._obs), self._out(self._masks), self._out(self._players)
+
     def game_seeds(self) -> np.ndarray:
         """The seed each slot's current game was dealt from (``int64[num_envs]``, a copy).
 

@@ -164,3 +164,84 @@ def test_sample_legal_actions_only_picks_legal_ids() -> None:
         _, masks, *_ = venv.step(actions)
         if step % 25 == 0:
             assert not [p for row in venv.states for p in st.check_invariants(row)]
+
+
+def _mid_game(num_players: int, seed: int, moves: int, modules: tuple[str, ...] = ()) -> np.ndarray:
+    """A state ``moves`` random legal moves into game ``seed``."""
+    from splendor_env import rules
+
+    s = st.new_state(num_players, seed, modules=modules)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(splendor_env.actions.num_actions(st.parse_modules(modules)), dtype=np.int8)
+    for _ in range(moves):
+        if rules.is_over(s):
+            break
+        rules.legal_mask(s, mask)
+        rules.apply_action(s, int(rng.choice(np.flatnonzero(mask))))
+    return s
+
+
+@pytest.mark.parametrize(
+    ("num_players", "modules"), [(2, ()), (3, ("cities",)), (4, ("orient", "strongholds"))]
+)
+def test_loaded_positions_play_on_as_the_aec_rules_do(num_players: int, modules: tuple[str, ...]) -> None:
+    from splendor_env import rules
+
+    starts = np.stack([_mid_game(num_players, 10 + k, 7 + 5 * k, modules) for k in range(3)])
+    venv = SplendorBatch(3, num_players, modules=modules)
+    obs, masks, player = venv.load(starts)
+    np.testing.assert_array_equal(venv.states, starts)
+    assert (venv.game_seeds() == -1).all()
+    expect_obs = np.zeros_like(obs[0])
+    expect_mask = np.zeros_like(masks[0])
+    for b in range(3):
+        assert player[b] == starts[b, st.CURRENT]
+        observe(starts[b], int(player[b]), expect_obs)
+        rules.legal_mask(starts[b], expect_mask)
+        np.testing.assert_array_equal(obs[b], expect_obs)
+        np.testing.assert_array_equal(masks[b], expect_mask)
+    singles = starts.copy()
+    for _ in range(6):  # the same moves in the batch and one game at a time
+        actions = np.array([int(np.flatnonzero(masks[b])[-1]) for b in range(3)])
+        obs, masks, player, _, term, trunc, _ = venv.step(actions)
+        for b in range(3):
+            rules.apply_action(singles[b], int(actions[b]))
+        assert not (term | trunc).any()
+        np.testing.assert_array_equal(venv.states, singles)
+
+
+def test_load_replaces_only_the_listed_games() -> None:
+    venv = SplendorBatch(3, 2)
+    venv.reset(seed=4)
+    before = venv.states.copy()
+    seeds = venv.game_seeds()
+    pos = _mid_game(2, 99, 9)
+    venv.load(pos[None], env_ids=np.array([1]))
+    np.testing.assert_array_equal(venv.states[1], pos)
+    np.testing.assert_array_equal(venv.states[[0, 2]], before[[0, 2]])
+    np.testing.assert_array_equal(venv.game_seeds(), [seeds[0], -1, seeds[2]])
+
+
+def test_bad_loads_are_refused_and_change_nothing() -> None:
+    fresh = SplendorBatch(2, 2)
+    with pytest.raises(RuntimeError, match="must load every game"):
+        fresh.load(_mid_game(2, 1, 3)[None], env_ids=np.array([0]))
+    venv = SplendorBatch(2, 2)
+    venv.reset(seed=8)
+    before = venv.states.copy()
+    good = _mid_game(2, 1, 3)
+    with pytest.raises(ValueError, match="integer array of shape"):
+        venv.load(good[None])
+    with pytest.raises(ValueError, match="integer array of shape"):
+        venv.load(np.stack([good, good]).astype(np.float32))
+    with pytest.raises(ValueError, match=r"states\[1\]: a 3-player game"):
+        venv.load(np.stack([good, st.new_state(3, 1)]))
+    broken = good.copy()
+    broken[st.BANK] += 1  # a token out of nowhere
+    with pytest.raises(ValueError, match=r"states\[0\]: .*token"):
+        venv.load(np.stack([broken, good]))
+    over = _mid_game(2, 1, 10_000)  # played to its end
+    assert over[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
+    with pytest.raises(ValueError, match=r"states\[1\]: the game is over"):
+        venv.load(np.stack([good, over]))
+    np.testing.assert_array_equal(venv.states, before)

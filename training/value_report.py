@@ -5,6 +5,7 @@
     python -m training.value_report --players 3 --games 300    # critic of ppo_base_3_4p
     python -m training.value_report --modules cities trading_posts orient strongholds --games 300
     python -m training.value_report --players 4 --model my_3_4p.zip --agents ppo:my_3_4p.zip greedy
+    python -m training.value_report --model az_2p_v3 --agents ppo:az_2p ppo:az_2p --games 300 --playouts 32
 
 The library is :mod:`training.matches.value_report`; what is measured, how and what it
 found: docs/results/value-report.md.
@@ -29,6 +30,8 @@ def check_inputs(args: argparse.Namespace) -> None:
         raise CliError(f"--games must be >= 1, got {args.games}")
     if not 0 <= args.seed <= 2**62 - args.games:
         raise CliError(f"--seed must be in 0..2**62 - games, got {args.seed}")
+    if args.playouts < 0:
+        raise CliError(f"--playouts must be >= 0, got {args.playouts}")
     if len(args.agents) != 2:
         raise CliError(f"--agents needs exactly two specs (A B), got {len(args.agents)}")
     if args.out is not None and Path(args.out).is_file():
@@ -66,9 +69,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--games", type=int, default=300)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="first deal seed (default: held out)")
     ap.add_argument("--out", default=None, help="write value_report.json, phases.csv, calibration.csv here")
+    ap.add_argument(
+        "--playouts",
+        type=int,
+        default=0,
+        metavar="R",
+        help="also play every decision out R times by the same agents (hidden cards resampled): the winner "
+        "pick a perfect critic of these agents could reach (default 0: off)",
+    )
     args = ap.parse_args(argv)
     check_inputs(args)
-    return run_report(args.agents, args.model, args.players, args.modules, args.games, args.seed, args.out)
+    return run_report(
+        args.agents,
+        args.model,
+        args.players,
+        args.modules,
+        args.games,
+        args.seed,
+        args.out,
+        playouts=args.playouts,
+    )
 
 
 if __name__ == "__main__":

@@ -49,12 +49,14 @@ def play_games(
     max_turns: int | None = None,
     players: int = 2,
     modules: tuple[str, ...] | list[str] = (),
+    keep_states: bool = False,
 ) -> Record:
     """Play ``games`` games of ``players`` with ``modules``, recording main decisions.
 
     Game ``g`` puts ``agents[0]`` in seat ``g % players`` and ``agents[1]`` in every
     other seat (:func:`agents.runner.rotation_seating`). ``max_turns`` overrides the
-    env's turn cap (a game that reaches it is truncated).
+    env's turn cap (a game that reaches it is truncated). ``keep_states`` keeps each
+    decision's state array (``Record.states``, for :func:`add_playouts`).
     """
     from splendor_env.vector import SplendorBatch
 
@@ -65,7 +67,7 @@ def play_games(
     venv = SplendorBatch(min(games, batch), n_seats, seed=seed, copy=False, modules=tuple(modules), **options)
     dim = obs_dim(venv.modules)
     result = np.full((games, n_seats), np.nan)
-    rows_game, rows_turn, rows_mover, rows_pts, rows_obs = [], [], [], [], []
+    rows_game, rows_turn, rows_mover, rows_pts, rows_obs, rows_state = [], [], [], [], [], []
     terminal = np.zeros(MAX_PLAYERS, dtype=np.float64)
     pts = [st.player_offset(p) + st.P_PRESTIGE for p in range(n_seats)]
 
@@ -81,6 +83,8 @@ def play_games(
             rows_turn.append(states[b, TURN])
             rows_mover.append(player[b])
             rows_pts.append(states[b, pts])
+            if keep_states:
+                rows_state.append(states[b].copy())
 
     def on_end(game: int, _slot: int, final_state: np.ndarray, truncated: bool) -> None:
         if not truncated:
@@ -99,6 +103,7 @@ def play_games(
         result=result,
         seating=seating,
         modules=tuple(venv.config.modules),
+        states=np.stack(rows_state) if rows_state else None,
     )
 
 
@@ -112,6 +117,24 @@ def critic_values(policy: Any, observations: np.ndarray, chunk: int = 8192) -> n
         for i in range(0, obs.shape[0], chunk):
             out[i : i + chunk] = policy.predict_values(th.as_tensor(obs[i : i + chunk])).numpy()[:, 0]
     return out
+
+
+def add_playouts(record: Record, agents: tuple[Agent, Agent], rollouts: int, seed: int) -> Record:
+    """Fill ``record.playouts`` ``[N, n]``: each seat's mean result over ``rollouts`` playouts of each
+    decision by the agents of its game in their seats (:func:`training.matches.playouts.playout_values`),
+    for the decisions of games won alone (the winner pick's rows; NaN elsewhere)."""
+    from .playouts import playout_values
+
+    if record.states is None:
+        raise ValueError("the record has no states: play the games with keep_states=True")
+    res = record.result
+    rows = np.flatnonzero(((res == 1).sum(axis=1) == 1)[record.game])
+    record.playouts = np.full(record.prestige.shape, np.nan)
+    if rows.size:
+        record.playouts[rows] = playout_values(
+            record.states[rows], record.mover[rows], record.seating[record.game[rows]], agents, rollouts, seed
+        )
+    return record
 
 
 def attach_values(record: Record, policy: Any) -> Record:
@@ -154,13 +177,24 @@ def _winner_pick_lines(wp: dict[str, Any], n: int) -> list[str]:
         f"{'prestige':>8} {'games 95% CI'}",
     ]
     ov = wp["overall"]
-    rows = [("all", "all", ov["leaf"], ov["prestige"])]
+    kinds = [k for k in ("leaf", "prestige", "playouts") if k in ov]
+    if "playouts" in ov:
+        lines.insert(
+            2,
+            f"  playouts = the seat that wins most of {wp['playouts']} playouts by the same agents from "
+            "hidden cards resampled for the seat on move: what a perfect critic of these agents could reach",
+        )
+        lines[-1] += f"  {'playouts':>8} {'games 95% CI'}"
+    rows = [("all", "all", [ov[k] for k in kinds])]
     for phase, key in (("turn", "by_turn"), ("lead", "by_lead")):
-        rows += [(phase, a["bin"], a, b) for a, b in zip(wp[key]["leaf"], wp[key]["prestige"], strict=True)]
-    for phase, label, a, b in rows:
+        rows += [
+            (phase, cols[0]["bin"], list(cols)) for cols in zip(*(wp[key][k] for k in kinds), strict=True)
+        ]
+    for phase, label, cols in rows:
+        a = cols[0]
         lines.append(
-            f"  {phase:<5} {label:<6} {a['positions']:>6} {a['games']:>5}  {_pct(a['accuracy'])} "
-            f"{_ci(a['games95'])}  {_pct(b['accuracy']):>8} {_ci(b['games95'])}"
+            f"  {phase:<5} {label:<6} {a['positions']:>6} {a['games']:>5}  {_pct(a['accuracy'])} {_ci(a['games95'])}"
+            + "".join(f"  {_pct(b['accuracy']):>8} {_ci(b['games95'])}" for b in cols[1:])
         )
     return lines
 
@@ -384,9 +418,11 @@ def run_report(
     seed: int = DEFAULT_SEED,
     out: str | Path | None = None,
     echo: Callable[[str], None] = print,
+    playouts: int = 0,
 ) -> dict[str, Any]:
     """Play the games, measure ``model``'s critic on them, print the report and (with ``out``) write
-    its files: what ``python -m training.value_report`` does. Returns the summary."""
+    its files: what ``python -m training.value_report`` does. ``playouts`` > 0 also plays each
+    decision out that many times (:func:`add_playouts`): the winner pick's ceiling. Returns the summary."""
     import torch
 
     torch.set_num_threads(1)
@@ -394,11 +430,18 @@ def run_report(
     pair = build_agents(agents, seed, players, modules)
     policy = load_critic(model, players, modules)
     t0 = time.perf_counter()
-    record = play_games(pair, games, seed, players=players, modules=modules)
+    record = play_games(pair, games, seed, players=players, modules=modules, keep_states=playouts > 0)
     t_play = time.perf_counter() - t0
     attach_values(record, policy)
+    if playouts > 0:
+        t1 = time.perf_counter()
+        add_playouts(record, pair, playouts, seed)
+        t_playouts = time.perf_counter() - t1
     summary = summarise(record, (agents[0], agents[1]), model, seed)
     summary["seconds"] = {"games": round(t_play, 1), "total": round(time.perf_counter() - t0, 1)}
+    if playouts > 0:
+        summary["winner_pick"]["playouts"] = playouts
+        summary["seconds"]["playouts"] = round(t_playouts, 1)
     echo(format_report(summary))
     echo(f"\n({summary['seconds']['games']} s of games, {summary['seconds']['total']} s in all)")
     if out is not None:

@@ -56,6 +56,8 @@ class Record:
     seating: np.ndarray  # [games, n] agent index per seat
     values: np.ndarray | None = field(default=None)  # [N, n] critic values, once computed
     modules: tuple[str, ...] = ()  # the game's modules (for the report)
+    states: np.ndarray | None = field(default=None)  # [N, S] the decisions' states, when kept for playouts
+    playouts: np.ndarray | None = field(default=None)  # [N, n] mean playout results (matches.playouts)
 
     @property
     def players(self) -> int:
@@ -257,8 +259,9 @@ def calibration(
     return rows
 
 
-#: Winner-pick predictors: the seat with the highest leaf value, and the prestige leader (a baseline, no network).
-PICKS = ("leaf", "prestige")
+#: Winner-pick predictors: the seat with the highest leaf value, the prestige leader (a baseline, no network)
+#: and, when measured, the seat that wins most playouts (the ceiling, :mod:`training.matches.playouts`).
+PICKS = ("leaf", "prestige", "playouts")
 
 
 @dataclass
@@ -292,6 +295,8 @@ def winner_picks(record: Record) -> Picks:
     hits = {"prestige": pick_hits(pts, winner)}
     if record.values is not None:
         hits["leaf"] = pick_hits(seat_leaf_values(record.values[keep]), winner)
+    if record.playouts is not None:
+        hits["playouts"] = pick_hits(record.playouts[keep], winner)
     return Picks(hits=hits, game=g, turn=record.turn[keep], lead=pts.max(axis=1))
 
 
