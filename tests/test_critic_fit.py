@@ -39,6 +39,7 @@ def config(tmp_path: Path, **over: Any) -> fit_config.CriticFitConfig:
         ({"model": "no_such_model"}, "model: model file not found"),
         ({"model": "az_modules_2p"}, "model:"),
         ({"model": "az_2p_v2", "positions_per_game": 0}, "positions_per_game"),
+        ({"model": "az_2p_v2", "playouts": -1}, "playouts"),
         ({"model": "az_2p_v2", "players": 5}, "players"),
         ({"model": "az_2p_v2", "fit": {"epochs": 0}}, "fit.epochs"),
         ({"model": "az_2p_v2", "fitt": {}}, "fitt"),
@@ -76,6 +77,37 @@ def test_drawn_positions_are_distinct_decisions_of_finished_games_with_their_res
     per_game = np.bincount(games, minlength=8)[finished]
     assert (per_game == 4).all()  # every finished game is longer than 4 decisions
     np.testing.assert_array_equal(pos.result, record.result[games])
+
+
+def test_playout_targets_are_the_mean_of_the_game_and_its_playouts(tmp_path: Path) -> None:
+    from training.critic.positions import GamesJob, play_job
+    from training.matches.playouts import playout_values
+
+    cfg = config(tmp_path, playouts=3)
+    train, held = jobs_for(cfg, b"n", validation=False), jobs_for(cfg, b"n", validation=True)
+    assert all(j.playouts == 3 for j in train) and all(
+        j.playouts == 0 for j in held
+    )  # held out: real results
+    network = model_bytes(load_model("az_2p_v2"))
+    job = GamesJob(network, 2, (), 500, 2, 100, 2, playouts=3)
+    pos = play_job(job)
+    plain = play_job(GamesJob(network, 2, (), 500, 2, 100, 2))
+    np.testing.assert_array_equal(pos.obs, plain.obs)  # the same drawn decisions
+    # by hand: the same games with their states, the same draw, the playouts of the drawn rows
+    agent = build("ppo:az_2p_v2")
+    record = play_games((agent, agent), 2, 500, batch=500, max_turns=100, keep_states=True)
+    rows: list[np.ndarray] = []
+    draw_positions(
+        record, 2, np.random.default_rng([500, 2]), lambda r: rows.append(r) or record.result[record.game[r]]
+    )
+    keep = rows[0]
+    mean = playout_values(
+        record.states[keep], record.mover[keep], np.zeros((keep.size, 2), int), (agent,), 3, 500
+    )
+    expect = (record.result[record.game[keep]] + 3 * mean) / 4
+    np.testing.assert_allclose(pos.result, expect, atol=1e-6)
+    assert not np.array_equal(pos.result, plain.result)  # the playouts moved some targets off +-1
+    assert set(np.unique(plain.result)) <= {-1.0, 0.0, 1.0}
 
 
 def test_the_positions_do_not_depend_on_the_workers(tmp_path: Path) -> None:

@@ -44,6 +44,10 @@ class CriticFitConfig(Section):
     games: Int(ge=1) = 200_000  # training games of the network alone in every seat (argmax moves)
     validation_games: Int(ge=1) = 2_000  # held-out games (other seeds), every decision scored
     positions_per_game: Int(ge=1) = 12  # decisions drawn from each training game (all its seats' views)
+    # > 0: a drawn decision's target is the mean result of its game and this many playouts of it by the
+    # network (hidden cards resampled for the seat on move; training.matches.playouts): more outcomes
+    # per position, a target closer to the position's value than one game's result
+    playouts: Int(ge=0) = 0
     games_per_job: Int(ge=1) = 2_000  # games a worker plays at once (memory: ~0.5 GB per 2,000)
     max_turns: Int(ge=1) = 100  # single turns; a longer game is truncated and left out
     torch_threads: Int(ge=1) = 2

@@ -11,6 +11,7 @@ gives the same positions with any number of workers or backend.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,7 @@ class GamesJob:
     count: int
     max_turns: int
     per_game: int
+    playouts: int = 0
 
 
 @dataclass
@@ -73,6 +75,7 @@ def jobs_for(cfg: CriticFitConfig, network: bytes, validation: bool) -> list[Gam
                     min(cfg.games_per_job, games - start),
                     cfg.max_turns,
                     0 if validation else cfg.positions_per_game,
+                    0 if validation else cfg.playouts,
                 )
             )
     return jobs
@@ -91,15 +94,36 @@ def play_job(job: GamesJob) -> Record | Positions:
     agent.check_game(job.players, job.modules)
     record = play_games(
         (agent, agent), job.count, job.first_seed, batch=500, max_turns=job.max_turns,
-        players=job.players, modules=job.modules,
+        players=job.players, modules=job.modules, keep_states=job.playouts > 0,
     )  # fmt: skip
     if job.per_game == 0:
         return record
-    return draw_positions(record, job.per_game, np.random.default_rng([job.first_seed, job.count]))
+    rng = np.random.default_rng([job.first_seed, job.count])
+    if job.playouts == 0:
+        return draw_positions(record, job.per_game, rng)
+    return draw_positions(record, job.per_game, rng, lambda rows: playout_targets(record, rows, agent, job))
 
 
-def draw_positions(record: Record, per_game: int, rng: np.random.Generator) -> Positions:
-    """``per_game`` decisions drawn without replacement from each finished game (all of a shorter one)."""
+def playout_targets(record: Record, rows: np.ndarray, agent: object, job: GamesJob) -> np.ndarray:
+    """``[len(rows), n]``: each seat's mean result over its game and ``job.playouts`` playouts of decision
+    ``rows[i]`` by the network in every seat (:func:`training.matches.playouts.playout_values`)."""
+    from training.matches.playouts import playout_values
+
+    seating = np.zeros((rows.size, job.players), dtype=np.int64)  # the one agent in every seat
+    mean = playout_values(
+        record.states[rows], record.mover[rows], seating, (agent,), job.playouts, job.first_seed
+    )
+    return (record.result[record.game[rows]] + job.playouts * mean) / (job.playouts + 1)
+
+
+def draw_positions(
+    record: Record,
+    per_game: int,
+    rng: np.random.Generator,
+    targets: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Positions:
+    """``per_game`` decisions drawn without replacement from each finished game (all of a shorter one);
+    their targets are their games' results, or ``targets(rows)`` of the drawn record rows."""
     finished = ~np.isnan(record.result[:, 0])
     rows = np.flatnonzero(finished[record.game])
     order = np.lexsort((rng.random(rows.size), record.game[rows]))  # by game, shuffled within each
@@ -114,9 +138,10 @@ def draw_positions(record: Record, per_game: int, rng: np.random.Generator) -> P
         raise ValueError(
             "an observation value does not fit float16; the positions cannot be stored compactly"
         )
+    result = record.result[record.game[keep]] if targets is None else targets(keep)
     return Positions(
         obs=obs16,
-        result=record.result[record.game[keep]].astype(np.float32),
+        result=np.asarray(result, dtype=np.float32),
         games=int(record.result.shape[0]),
         truncated=int((~finished).sum()),
     )
