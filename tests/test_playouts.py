@@ -55,7 +55,7 @@ def _positions(num_players: int, modules: tuple[str, ...], count: int) -> np.nda
     return np.stack(out)
 
 
-def _by_hand(states, movers, seating, rollouts, seed) -> np.ndarray:
+def _by_hand(states, movers, seating, playouts, seed) -> np.ndarray:
     """One playout at a time: determinise with the playout's seed, then each seat's agent alone."""
     n = int(states[0, st.N_PLAYERS])
     mods = int(states[0, st.MODULES])
@@ -64,9 +64,9 @@ def _by_hand(states, movers, seating, rollouts, seed) -> np.ndarray:
     rewards = np.zeros(st.MAX_PLAYERS)
     out = np.zeros((len(states), n))
     for i, s0 in enumerate(states):
-        for k in range(rollouts):
+        for k in range(playouts):
             s = s0.copy()
-            determinize_inplace(s, int(movers[i]), np.array([playout_seed(seed, i, k, rollouts)], np.uint64))
+            determinize_inplace(s, int(movers[i]), np.array([playout_seed(seed, i, k, playouts)], np.uint64))
             while not rules.is_over(s):
                 p = int(s[st.CURRENT])
                 observe(s, p, obs)
@@ -74,7 +74,7 @@ def _by_hand(states, movers, seating, rollouts, seed) -> np.ndarray:
                 rules.apply_action(s, AGENTS[seating[i, p]].act(obs, mask))
             rules.terminal_rewards(s, rewards)
             out[i] += rewards[:n]
-    return out / rollouts
+    return out / playouts
 
 
 @pytest.mark.parametrize(("num_players", "modules"), [(2, ()), (3, ()), (4, ("cities", "trading_posts"))])
@@ -99,7 +99,7 @@ def test_the_hidden_cards_are_resampled_for_the_seat_on_move() -> None:
     np.testing.assert_allclose(a, _by_hand(states, movers, seating, 6, seed=1))
     b = playout_values(states, 1 - movers, seating, AGENTS, 6, seed=1)  # the other seat's resampling
     np.testing.assert_allclose(b, _by_hand(states, 1 - movers, seating, 6, seed=1))
-    with pytest.raises(ValueError, match="rollouts must be >= 1"):
+    with pytest.raises(ValueError, match="playouts must be >= 1"):
         playout_values(states, movers, seating, AGENTS, 0, seed=1)
 
 

@@ -5,7 +5,7 @@ Playing each recorded decision out many times, by the same agents in the same se
 cards resampled for the seat on move (:func:`splendor_env.determinize.determinize_inplace`),
 estimates each seat's chance of winning from what that seat knows. The seat that wins most
 playouts is what a critic that knew these agents perfectly would pick (up to the noise of
-``rollouts`` playouts), so its winner pick is the ceiling for the critic on these games
+``playouts`` playouts), so its winner pick is the ceiling for the critic on these games
 (``python -m training.value_report --playouts R``; docs/results/value-report.md).
 """
 
@@ -25,9 +25,9 @@ from splendor_env.rules import terminal_rewards
 PLAYOUT_BATCH = 2048
 
 
-def playout_seed(seed: int, row: int, k: int, rollouts: int) -> int:
+def playout_seed(seed: int, row: int, k: int, playouts: int) -> int:
     """The determinisation seed of playout ``k`` of decision ``row``: the same for any batch size."""
-    return (int(seed) * 0x9E3779B97F4A7C15 + int(row) * int(rollouts) + int(k)) % 2**64
+    return (int(seed) * 0x9E3779B97F4A7C15 + int(row) * int(playouts) + int(k)) % 2**64
 
 
 def playout_values(
@@ -35,11 +35,11 @@ def playout_values(
     movers: np.ndarray,
     seating: np.ndarray,
     agents: Sequence[Any],
-    rollouts: int,
+    playouts: int,
     seed: int,
     batch: int = PLAYOUT_BATCH,
 ) -> np.ndarray:
-    """``[N, n]``: each seat's mean result over ``rollouts`` playouts of each decision ``states[i]``.
+    """``[N, n]``: each seat's mean result over ``playouts`` playouts of each decision ``states[i]``.
 
     Playout ``k`` of row ``i`` starts from ``states[i]`` with everything hidden from seat
     ``movers[i]`` resampled (seed :func:`playout_seed`) and is played to the end with agent
@@ -49,23 +49,23 @@ def playout_values(
     from splendor_env.vector import SplendorBatch
 
     states = np.asarray(states, dtype=np.int32)
-    if rollouts < 1:
-        raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+    if playouts < 1:
+        raise ValueError(f"playouts must be >= 1, got {playouts}")
     n_rows = states.shape[0]
     n = int(states[0, st.N_PLAYERS]) if n_rows else 2
     out = np.zeros((n_rows, n))
-    total = n_rows * rollouts
+    total = n_rows * playouts
     rng = np.random.default_rng([seed, 11])  # the determinisations of agents that search
     terminal = np.zeros(st.MAX_PLAYERS)
     for start in range(0, total, batch):
         units = np.arange(start, min(start + batch, total))
-        rows, ks = units // rollouts, units % rollouts
+        rows, ks = units // playouts, units % playouts
         starts = states[rows].copy()
         for j in range(units.size):
             determinize_inplace(
                 starts[j],
                 int(movers[rows[j]]),
-                np.array([playout_seed(seed, rows[j], ks[j], rollouts)], np.uint64),
+                np.array([playout_seed(seed, rows[j], ks[j], playouts)], np.uint64),
             )
         venv = SplendorBatch(units.size, n, copy=False, modules=st.module_names(int(starts[0, st.MODULES])))
         obs, mask, player = venv.load(starts)
@@ -83,4 +83,4 @@ def playout_values(
                     terminal_rewards(info["final_state"][b], terminal)
                     out[rows[b]] += terminal[:n]
                     live[b] = False
-    return out / rollouts
+    return out / playouts

@@ -119,8 +119,8 @@ def critic_values(policy: Any, observations: np.ndarray, chunk: int = 8192) -> n
     return out
 
 
-def add_playouts(record: Record, agents: tuple[Agent, Agent], rollouts: int, seed: int) -> Record:
-    """Fill ``record.playouts`` ``[N, n]``: each seat's mean result over ``rollouts`` playouts of each
+def add_playouts(record: Record, agents: tuple[Agent, Agent], playouts: int, seed: int) -> Record:
+    """Fill ``record.playouts`` ``[N, n]``: each seat's mean result over ``playouts`` playouts of each
     decision by the agents of its game in their seats (:func:`training.matches.playouts.playout_values`),
     for the decisions of games won alone (the winner pick's rows; NaN elsewhere)."""
     from .playouts import playout_values
@@ -132,7 +132,7 @@ def add_playouts(record: Record, agents: tuple[Agent, Agent], rollouts: int, see
     record.playouts = np.full(record.prestige.shape, np.nan)
     if rows.size:
         record.playouts[rows] = playout_values(
-            record.states[rows], record.mover[rows], record.seating[record.game[rows]], agents, rollouts, seed
+            record.states[rows], record.mover[rows], record.seating[record.game[rows]], agents, playouts, seed
         )
     return record
 
