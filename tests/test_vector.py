@@ -245,3 +245,10 @@ def test_bad_loads_are_refused_and_change_nothing() -> None:
     with pytest.raises(ValueError, match=r"states\[1\]: the game is over"):
         venv.load(np.stack([good, over]))
     np.testing.assert_array_equal(venv.states, before)
+    # check=False skips only the invariants: the shape, game and finished checks still refuse
+    venv.load(np.stack([broken, good]), check=False)
+    np.testing.assert_array_equal(venv.states, np.stack([broken, good]))
+    with pytest.raises(ValueError, match=r"states\[1\]: a 3-player game"):
+        venv.load(np.stack([good, st.new_state(3, 1)]), check=False)
+    with pytest.raises(ValueError, match=r"states\[1\]: the game is over"):
+        venv.load(np.stack([good, over]), check=False)
