@@ -112,15 +112,30 @@ def test_winner_pick_of_the_playouts_by_hand() -> None:
         obs=np.zeros((4, 2, OBS_DIM), np.float32),
         result=np.array([[1.0, -1.0], [-1.0, 1.0], [0.0, 0.0]]),
         seating=np.array([[0, 1], [1, 0], [0, 1]]),
-        values=np.zeros((4, 2), np.float32),
+        values=np.array([[0.1, 0.2], [0.3, -0.3], [0.5, 0.0], [0.0, 0.0]], np.float32),
         playouts=np.array([[0.5, -0.5], [0.0, 0.0], [-0.25, 0.25], [np.nan, np.nan]]),
+        playout_count=4,
     )
-    wp = vs.summarise(rec, ("A", "B"), "m", 0)["winner_pick"]
-    # right, a tie (half), right; the shared game (row 3) is left out
+    summary = vs.summarise(rec, ("A", "B"), "m", 0)
+    wp = summary["winner_pick"]
+    # playouts: right, a tie (half), right; the shared game (row 3) is left out
     assert wp["overall"]["playouts"]["accuracy"] == pytest.approx(2.5 / 3)
     assert wp["overall"]["playouts"]["positions"] == 3
+    # the leaf: wrong, right, wrong; the gap is paired row by row: +1, -0.5, +1
+    assert wp["overall"]["leaf"]["accuracy"] == pytest.approx(1 / 3)
+    assert wp["overall"]["gap"]["accuracy"] == pytest.approx(0.5)
+    lo, hi = wp["overall"]["gap"]["games95"]
+    assert -0.5 <= lo <= 0.5 <= hi <= 1.0
+    assert [r["bin"] for r in wp["by_turn"]["gap"]] == [r["bin"] for r in wp["by_turn"]["leaf"]]
+    assert wp["playouts"] == 4
+    printed = vr.format_report(summary)
+    assert (
+        "wins most of 4 playouts" in printed
+        and "playouts minus leaf on the same decisions: +50.0 points" in printed
+    )
     rec.playouts = None
-    assert "playouts" not in vs.summarise(rec, ("A", "B"), "m", 0)["winner_pick"]["overall"]
+    wp = vs.summarise(rec, ("A", "B"), "m", 0)["winner_pick"]
+    assert "playouts" not in wp["overall"] and "gap" not in wp["overall"]
 
 
 def test_add_playouts_fills_the_rows_of_games_won_alone() -> None:
@@ -164,7 +179,7 @@ def test_cli_playouts_column_and_json(tmp_path, capsys) -> None:
     assert "playouts = the seat that wins most of 2 playouts" in printed
     data = json.loads((out / "value_report.json").read_text())
     wp = data["winner_pick"]
-    assert wp["playouts"] == 2 and set(wp["overall"]) == {"leaf", "prestige", "playouts"}
+    assert wp["playouts"] == 2 and set(wp["overall"]) == {"leaf", "prestige", "playouts", "gap"}
     assert [r["bin"] for r in wp["by_turn"]["playouts"]] == [r["bin"] for r in wp["by_turn"]["leaf"]]
     assert data["seconds"]["playouts"] >= 0 and summary["winner_pick"]["playouts"] == 2
 

@@ -130,6 +130,7 @@ def add_playouts(record: Record, agents: tuple[Agent, Agent], playouts: int, see
     res = record.result
     rows = np.flatnonzero(((res == 1).sum(axis=1) == 1)[record.game])
     record.playouts = np.full(record.prestige.shape, np.nan)
+    record.playout_count = playouts
     if rows.size:
         record.playouts[rows] = playout_values(
             record.states[rows], record.mover[rows], record.seating[record.game[rows]], agents, playouts, seed
@@ -195,6 +196,13 @@ def _winner_pick_lines(wp: dict[str, Any], n: int) -> list[str]:
         lines.append(
             f"  {phase:<5} {label:<6} {a['positions']:>6} {a['games']:>5}  {_pct(a['accuracy'])} {_ci(a['games95'])}"
             + "".join(f"  {_pct(b['accuracy']):>8} {_ci(b['games95'])}" for b in cols[1:])
+        )
+    if "gap" in ov:
+        g = ov["gap"]
+        lo, hi = g["games95"]
+        lines.append(
+            f"  playouts minus leaf on the same decisions: {100 * g['accuracy']:+.1f} points "
+            f"[{100 * lo:+.1f}, {100 * hi:+.1f}] (games 95% CI): the critic's distance to the ceiling"
         )
     return lines
 
@@ -440,7 +448,6 @@ def run_report(
     summary = summarise(record, (agents[0], agents[1]), model, seed)
     summary["seconds"] = {"games": round(t_play, 1), "total": round(time.perf_counter() - t0, 1)}
     if playouts > 0:
-        summary["winner_pick"]["playouts"] = playouts
         summary["seconds"]["playouts"] = round(t_playouts, 1)
     echo(format_report(summary))
     echo(f"\n({summary['seconds']['games']} s of games, {summary['seconds']['total']} s in all)")

@@ -58,6 +58,7 @@ class Record:
     modules: tuple[str, ...] = ()  # the game's modules (for the report)
     states: np.ndarray | None = field(default=None)  # [N, S] the decisions' states, when kept for playouts
     playouts: np.ndarray | None = field(default=None)  # [N, n] mean playout results (matches.playouts)
+    playout_count: int = 0  # playouts per decision behind ``playouts``
 
     @property
     def players(self) -> int:
@@ -317,7 +318,8 @@ def winner_pick_summary(record: Record, edges: tuple[int, ...]) -> dict[str, Any
     done = ~np.isnan(res[:, 0])
     out: dict[str, Any] = {
         "rule": "share of main decisions of games won alone at which the seat with the highest x is the "
-        "sole winner (a k-way tie at the top counts 1/k); shared and truncated games left out",
+        "sole winner (a k-way tie at the top counts 1/k); shared and truncated games left out; "
+        "'gap' (with playouts): playouts' pick minus the leaf's on the same decisions",
         "chance": 1.0 / record.players,
         "games_scored": int(np.unique(p.game).size),
         "shared_left_out": int((done & ((res == 1).sum(axis=1) != 1)).sum()),
@@ -325,7 +327,10 @@ def winner_pick_summary(record: Record, edges: tuple[int, ...]) -> dict[str, Any
         "by_turn": {},
         "by_lead": {},
     }
-    for kind in PICKS:
+    if "playouts" in p.hits:  # how far the critic is below the ceiling, paired on the same decisions
+        p.hits["gap"] = p.hits["playouts"] - p.hits["leaf"]
+        out["playouts"] = record.playout_count
+    for kind in (*PICKS, "gap"):
         if kind not in p.hits:
             continue
         hits = p.hits[kind]
