@@ -244,6 +244,11 @@ class BatchedGames:
         self.game = np.arange(slots)  # game number per slot, -1 = slot finished
         self.next_game = slots
 
+    def load(self, states: np.ndarray, check: bool = True) -> None:
+        """Start every slot's game from ``states[slot]`` instead of a dealt game
+        (:meth:`~splendor_env.vector.SplendorBatch.load`, ``check`` as there): playouts of given positions."""
+        self.obs, self.mask, self.player = self.venv.load(states, check=check)
+
     @property
     def live(self) -> np.ndarray:
         """The slots whose game is still being played."""

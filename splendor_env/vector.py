@@ -54,6 +54,7 @@ from . import state as st
 from .actions import NUM_ACTIONS_ALL, num_actions
 from .deal import setup
 from .env import OBS_HIGH, EnvConfig, IllegalActionError
+from .invariants import check_invariants
 from .observation import obs_dim, observe
 from .rng import rand_below
 from .rules import (
@@ -293,8 +294,6 @@ class SplendorBatch:
         carries; its :meth:`game_seeds` entry is -1 (it was not dealt from a seed), and when it
         ends the slot deals the next unused seed as usual. Returns ``(obs, mask, player)``.
         """
-        from .invariants import check_invariants
-
         ids = self._all if env_ids is None else self._env_ids(env_ids)
         if not self._has_reset and ids.size != self.num_envs:
             raise RuntimeError("load() before reset() must load every game (or call reset() first)")

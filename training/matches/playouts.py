@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.runner import batch_actions
+from agents.runner import BatchedGames
 from splendor_env import state as st
 from splendor_env.determinize import determinize_inplace
 from splendor_env.rules import terminal_rewards
@@ -67,20 +67,16 @@ def playout_values(
                 int(movers[rows[j]]),
                 np.array([playout_seed(seed, rows[j], ks[j], playouts)], np.uint64),
             )
+
+        def on_end(
+            unit: int, _slot: int, final_state: np.ndarray, _truncated: bool, rows: np.ndarray = rows
+        ) -> None:
+            terminal_rewards(final_state, terminal)  # all 0 for a playout cut at the turn cap
+            out[rows[unit]] += terminal[:n]
+
         venv = SplendorBatch(units.size, n, copy=False, modules=st.module_names(int(starts[0, st.MODULES])))
-        obs, mask, player = venv.load(starts, check=False)  # determinisations of recorded (whole) states
-        live = np.ones(units.size, dtype=bool)
-        while live.any():
-            active = np.flatnonzero(live)
-            who = seating[rows[active], player[active]]
-            for a, agent in enumerate(agents):
-                ids = active[who == a]
-                if ids.size == 0:
-                    continue
-                actions = batch_actions(agent, venv.states, obs, mask, player, ids, rng)
-                obs, mask, player, _, term, trunc, info = venv.step(actions, ids)
-                for b in ids[term[ids] | trunc[ids]]:
-                    terminal_rewards(info["final_state"][b], terminal)
-                    out[rows[b]] += terminal[:n]
-                    live[b] = False
+        run = BatchedGames(venv, agents, seating[rows], rng, on_end)  # one slot per playout, none refilled
+        run.load(starts, check=False)  # determinisations of recorded (whole) states
+        while run.live.size:
+            run.play_round()
     return out / playouts
