@@ -217,8 +217,10 @@ class BatchedGames:
     Game ``g`` seats agent ``seating[g, p]`` (an index into ``seat_agents``) in
     seat ``p``; ``seating=None`` is an endless run in which ``seat_agents[0]``
     plays every seat (self-play). Slots start with games ``0..num_envs-1``
-    (``venv`` is reset here, so game ``g`` is the engine's deal ``seed + g``)
-    and take the next game as one ends. In a round every agent, in index
+    (``venv`` is reset here, so game ``g`` is the engine's deal ``seed + g``;
+    with ``states``, slot ``g`` starts from ``states[g]`` instead, through
+    :meth:`~splendor_env.vector.SplendorBatch.load` and its ``check``: playouts
+    of given positions) and take the next game as one ends. In a round every agent, in index
     order, moves in the games where it is on move: one :func:`batch_actions`
     call (``rng`` draws the determinisations), then one engine step.
     """
@@ -231,6 +233,8 @@ class BatchedGames:
         rng: np.random.Generator,
         on_end: EndHook,
         on_actions: ActionsHook | None = None,
+        states: np.ndarray | None = None,
+        check: bool = True,
     ) -> None:
         self.venv, self.seat_agents, self.seating, self.rng = venv, seat_agents, seating, rng
         self.on_end, self.on_actions = on_end, on_actions
@@ -240,14 +244,9 @@ class BatchedGames:
             raise ValueError(
                 f"{self.games} games for {slots} slots: build the SplendorBatch with at most one per game"
             )
-        self.obs, self.mask, self.player = venv.reset()
+        self.obs, self.mask, self.player = venv.reset() if states is None else venv.load(states, check=check)
         self.game = np.arange(slots)  # game number per slot, -1 = slot finished
         self.next_game = slots
-
-    def load(self, states: np.ndarray, check: bool = True) -> None:
-        """Start every slot's game from ``states[slot]`` instead of a dealt game
-        (:meth:`~splendor_env.vector.SplendorBatch.load`, ``check`` as there): playouts of given positions."""
-        self.obs, self.mask, self.player = self.venv.load(states, check=check)
 
     @property
     def live(self) -> np.ndarray:

@@ -75,8 +75,8 @@ def playout_values(
             out[rows[unit]] += terminal[:n]
 
         venv = SplendorBatch(units.size, n, copy=False, modules=st.module_names(int(starts[0, st.MODULES])))
-        run = BatchedGames(venv, agents, seating[rows], rng, on_end)  # one slot per playout, none refilled
-        run.load(starts, check=False)  # determinisations of recorded (whole) states
+        # one slot per playout, none refilled; no invariant check: determinisations of recorded (whole) states
+        run = BatchedGames(venv, agents, seating[rows], rng, on_end, states=starts, check=False)
         while run.live.size:
             run.play_round()
     return out / playouts
