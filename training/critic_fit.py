@@ -5,7 +5,7 @@
 
 Writes ``output_dir/best.zip`` (``ppo:`` and ``az:`` load it; ``training.ship`` ships it),
 ``metrics.json`` and ``fit.json``. The work is :func:`training.critic.fit.critic_fit`; what it
-does and what it gained: docs/training.md.
+does: docs/training.md; what it gained: docs/development-notes.md.
 """
 
 from __future__ import annotations

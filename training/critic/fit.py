@@ -5,7 +5,7 @@ two cores, and its value targets are one game's result repeated over its every p
 the network alone cost about a thousandth of that, so a refit sees hundreds of thousands of results
 (the value network of AlphaGo was fitted the same way, on its policy's own games). The actor and
 its logits are untouched, so ``ppo:`` plays exactly as before and ``az:`` searches with the new
-values. The command is :mod:`training.critic_fit`; the method and results: docs/training.md.
+values. The command is :mod:`training.critic_fit`; the method: docs/training.md; what it gained: docs/development-notes.md.
 """
 
 from __future__ import annotations
