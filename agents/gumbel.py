@@ -16,19 +16,30 @@ survivor; the target is ``softmax(logits + sigma(completed q))`` over the legal 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 #: Gumbel AlphaZero's ``sigma(q) = (C_VISIT + max_b N(b)) * C_SCALE * q`` (the paper's constants).
 C_VISIT, C_SCALE = 50.0, 0.1
 
 
+@njit(cache=True)
+def sigma_scale(child: np.ndarray, visits: np.ndarray, legal: np.ndarray) -> float:
+    """The factor of Gumbel's monotone transform ``sigma(q) = factor * q``: it grows with the most-visited
+    root child's count, so the values outweigh the prior more the longer the search ran."""
+    most = 0.0
+    for a in legal:
+        node = child[0, a]
+        if node >= 0 and visits[node] > most:
+            most = visits[node]
+    return (C_VISIT + most) * C_SCALE
+
+
 def sigma(q: np.ndarray, visits: np.ndarray, child: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Gumbel's monotone transform of root values: it grows with the most-visited child's count, so
-    the values outweigh the prior more the longer the search ran."""
-    nodes = child[0, legal]
-    most = float(visits[nodes[nodes >= 0]].max()) if (nodes >= 0).any() else 0.0
-    return (C_VISIT + most) * C_SCALE * q
+    """Gumbel's monotone transform of the root values ``q`` of the ``legal`` ids (:func:`sigma_scale`)."""
+    return sigma_scale(child, visits, np.asarray(legal, dtype=np.int64)) * q
 
 
+@njit(cache=True)
 def completed_q(
     child: np.ndarray,
     visits: np.ndarray,
@@ -40,20 +51,118 @@ def completed_q(
 ) -> np.ndarray:
     """Each legal root action's value for ``seat``: its child's mean when visited, else the mixed
     value (the root's network value and the prior-weighted mean of the visited children, by the
-    visits; the paper's appendix), so an unvisited action is neither favoured nor dropped."""
-    nodes = child[0, legal]
-    n = np.where(nodes >= 0, visits[np.maximum(nodes, 0)], 0.0)
-    seen = n > 0
-    q = np.zeros(legal.size)
-    q[seen] = wsum[nodes[seen], seat] / n[seen]
-    total = n.sum()
+    visits; the paper's appendix), so an unvisited action is neither favoured nor dropped.
+
+    ``prior`` is the prior of the ``legal`` ids, in their order."""
+    k = legal.shape[0]
+    q = np.zeros(k)
+    seen = np.zeros(k, dtype=np.bool_)
+    total = 0.0
+    prior_sum = 0.0
+    for i in range(k):
+        prior_sum += prior[i]
+        node = child[0, legal[i]]
+        if node >= 0 and visits[node] > 0:
+            seen[i] = True
+            q[i] = wsum[node, seat] / visits[node]
+            total += visits[node]
     mixed = root_net_value
     if total > 0:
-        pi = prior / max(prior.sum(), 1e-30)
-        weighted = float((pi[seen] * q[seen]).sum() / max(pi[seen].sum(), 1e-30))
-        mixed = (root_net_value + total * weighted) / (1.0 + total)
-    q[~seen] = mixed
+        norm = max(prior_sum, 1e-30)
+        num = 0.0
+        den = 0.0
+        for i in range(k):
+            if seen[i]:
+                pi = prior[i] / norm
+                num += pi * q[i]
+                den += pi
+        mixed = (root_net_value + total * (num / max(den, 1e-30))) / (1.0 + total)
+    for i in range(k):
+        if not seen[i]:
+            q[i] = mixed
     return q
+
+
+@njit(cache=True)
+def _best_first(score: np.ndarray, items: np.ndarray, keep: int) -> np.ndarray:
+    """The ``keep`` items with the highest scores, highest first, ties in the items' order
+    (``items[np.argsort(-score, kind="stable")][:keep]``; an insertion sort: a few dozen items)."""
+    order = items.copy()
+    key = score.copy()
+    for i in range(1, order.shape[0]):
+        s, it = key[i], order[i]
+        j = i - 1
+        while j >= 0 and key[j] < s:
+            key[j + 1], order[j + 1] = key[j], order[j]
+            j -= 1
+        key[j + 1], order[j + 1] = s, it
+    return order[:keep].copy()
+
+
+@njit(cache=True)
+def _start(prior_legal: np.ndarray, noise: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(logits, alive)``: the prior's log over the legal ids and Gumbel-top-``m`` of ``noise + logits``
+    (indices into the legal ids)."""
+    k = prior_legal.shape[0]
+    logits = np.empty(k)
+    for i in range(k):
+        logits[i] = np.log(max(np.float64(prior_legal[i]), 1e-30))
+    return logits, _best_first(noise + logits, np.arange(k), m)
+
+
+@njit(cache=True)
+def _halve(
+    tree_child: np.ndarray,
+    visits: np.ndarray,
+    wsum: np.ndarray,
+    legal: np.ndarray,
+    prior_legal: np.ndarray,
+    seat: int,
+    root_net_value: float,
+    g: np.ndarray,
+    logits: np.ndarray,
+    alive: np.ndarray,
+    keep: int,
+) -> np.ndarray:
+    """The ``keep`` survivors of ``alive`` with the highest ``g + logits + sigma(completed q)``."""
+    q = completed_q(tree_child, visits, wsum, legal, prior_legal, seat, root_net_value)
+    scale = sigma_scale(tree_child, visits, legal)
+    score = np.empty(alive.shape[0])
+    for j in range(alive.shape[0]):
+        i = alive[j]
+        score[j] = g[i] + logits[i] + scale * q[i]
+    return _best_first(score, alive, keep)
+
+
+@njit(cache=True)
+def _target(
+    tree_child: np.ndarray,
+    visits: np.ndarray,
+    wsum: np.ndarray,
+    legal: np.ndarray,
+    prior_legal: np.ndarray,
+    seat: int,
+    root_net_value: float,
+    logits: np.ndarray,
+    num_actions: int,
+) -> np.ndarray:
+    """``softmax(logits + sigma(completed q))`` over the legal ids, as float32 over ``num_actions`` ids."""
+    q = completed_q(tree_child, visits, wsum, legal, prior_legal, seat, root_net_value)
+    scale = sigma_scale(tree_child, visits, legal)
+    k = legal.shape[0]
+    improved = np.empty(k)
+    top = -np.inf
+    for i in range(k):
+        improved[i] = logits[i] + scale * q[i]
+        top = max(top, improved[i])
+    total = 0.0
+    for i in range(k):
+        improved[i] = np.exp(improved[i] - top)
+        total += improved[i]
+    target = np.zeros(num_actions, dtype=np.float32)
+    for i in range(k):
+        target[legal[i]] = improved[i] / total
+    return target
 
 
 class GumbelRoot:
@@ -64,18 +173,20 @@ class GumbelRoot:
     (:class:`agents.search.Tree`'s order), ``legal`` the root's legal ids, ``noise`` one Gumbel draw
     per legal id, ``sims`` the whole budget (the root's simulation included). Drive it as
     ``for phase in range(root.phases): for move, k in root.plan(): <k simulations forced to move>;
-    root.halve()``, then :meth:`result`.
+    root.halve()``, then :meth:`result`. The arithmetic is numba (a move's schedule costs a few
+    microseconds, not the search's time again in numpy calls on a handful of values).
     """
 
     def __init__(
         self, tree: tuple, legal: np.ndarray, seat: int, noise: np.ndarray, actions: int, sims: int
     ) -> None:
         self.child, self.prior, self.visits, self.wsum = tree[0], tree[1], tree[2], tree[4]
-        self.legal, self.seat, self.g = legal, seat, noise
-        self.logits = np.log(np.maximum(self.prior[0, legal].astype(np.float64), 1e-30))
+        self.legal = np.ascontiguousarray(legal, dtype=np.int64)
+        self.seat, self.g = int(seat), np.ascontiguousarray(noise, dtype=np.float64)
+        self.prior_legal = np.ascontiguousarray(self.prior[0, self.legal])
         self.root_net_value = float(self.wsum[0, seat] / max(self.visits[0], 1.0))
-        m = min(int(actions), legal.size)
-        self.alive = np.argsort(-(noise + self.logits), kind="stable")[:m]  # indices into legal
+        m = min(int(actions), self.legal.size)
+        self.logits, self.alive = _start(self.prior_legal, self.g, m)  # alive: indices into legal
         self.budget = int(sims) - 1
         self.phases = max(1, int(np.ceil(np.log2(m)))) if m > 1 else 1
         self.phase, self.used = 0, 0
@@ -89,32 +200,31 @@ class GumbelRoot:
         self.used += per * self.alive.size
         return [(int(self.legal[i]), per) for i in self.alive]
 
+    def _tree(self) -> tuple:
+        return (
+            self.child,
+            self.visits,
+            self.wsum,
+            self.legal,
+            self.prior_legal,
+            self.seat,
+            self.root_net_value,
+        )
+
     def q(self) -> np.ndarray:
         """The completed values of the legal moves, from the tree as it is now."""
-        prior = self.prior[0, self.legal]
-        return completed_q(
-            self.child, self.visits, self.wsum, self.legal, prior, self.seat, self.root_net_value
-        )
+        return completed_q(*self._tree())
 
     def halve(self) -> None:
         """End the phase: keep the better half of the survivors (one after the last phase)."""
-        q = self.q()
-        score = (
-            self.g[self.alive]
-            + self.logits[self.alive]
-            + sigma(q[self.alive], self.visits, self.child, self.legal)
-        )
         keep = 1 if self.phase == self.phases - 1 else -(-self.alive.size // 2)
-        self.alive = self.alive[np.argsort(-score, kind="stable")[:keep]]
+        self.alive = _halve(*self._tree(), self.g, self.logits, self.alive, keep)
         self.phase += 1
 
     def result(self, num_actions: int) -> tuple[int, np.ndarray]:
         """``(move, policy target over the num_actions ids)``, after the last phase."""
-        improved = self.logits + sigma(self.q(), self.visits, self.child, self.legal)
-        target = np.zeros(num_actions, dtype=np.float32)
-        e = np.exp(improved - improved.max())
-        target[self.legal] = e / e.sum()
+        target = _target(*self._tree(), self.logits, int(num_actions))
         return int(self.legal[self.alive[0]]), target
 
 
-__all__ = ["C_SCALE", "C_VISIT", "GumbelRoot", "completed_q", "sigma"]
+__all__ = ["C_SCALE", "C_VISIT", "GumbelRoot", "completed_q", "sigma", "sigma_scale"]

@@ -28,3 +28,11 @@ def test_the_breakdown_accounts_for_the_batched_time_and_leaves_the_kernels_as_t
 def test_the_breakdown_needs_the_cpu_path() -> None:
     with pytest.raises(CliError, match="--breakdown .* needs --device cpu"):
         bench.main([*ARGS, "--breakdown", "--device", "cuda"])
+
+
+def test_gumbels_root_is_measured_on_the_same_games_as_the_per_game_path(capsys) -> None:
+    out = bench.main([*ARGS, "--root", "gumbel", "--gumbel-actions", "4"])
+    printed = capsys.readouterr().out
+    assert "(gumbel root, 4 moves)" in printed
+    assert "same positions and records: True" in printed
+    assert out["batched"] > 0 and out["per-game"] > 0

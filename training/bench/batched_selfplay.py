@@ -1,6 +1,7 @@
 """Batched self-play against the per-game path: positions per second of one process, same games.
 
     python -m training.bench.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
+        [--root gumbel --gumbel-actions 8]
 
 Why: :func:`training.search.batched_selfplay.selfplay_job_batched` plays a job's games at once and
 evaluates the leaves of all their searches together; this measures what that gains over
@@ -116,6 +117,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--games", type=int, default=64, help="games of the job (all played at once, up to --at-once)"
     )
     ap.add_argument("--sims", type=int, default=100, help="simulations per move")
+    ap.add_argument(
+        "--root", default="puct", choices=["puct", "gumbel"], help="the root's rule (selfplay.root)"
+    )
+    ap.add_argument(
+        "--gumbel-actions", type=int, default=16, help="moves Gumbel's root samples (selfplay.gumbel_actions)"
+    )
     ap.add_argument("--init", default="az_2p", help="network: a shipped model, a .zip or fresh")
     ap.add_argument("--players", type=int, nargs="+", default=[2])
     ap.add_argument("--modules", nargs="*", default=[])
@@ -143,7 +150,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         raise CliError("--breakdown times the numba kernels: it needs --device cpu")
     cfg = search_config.from_dict(
         {"players": args.players, "modules": args.modules, "init": args.init,
-         "selfplay": {"games": args.games, "sims": args.sims}},
+         "selfplay": {"games": args.games, "sims": args.sims, "root": args.root,
+                      "gumbel_actions": args.gumbel_actions}},
         check_specs=False,
     )  # fmt: skip
     sp = {
@@ -163,7 +171,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     selfplay_job(warm)  # compile and load, untimed
     selfplay_job_batched(warm)
     print(
-        f"players {cfg.player_counts}, modules {cfg.modules or 'none'}, {args.sims} simulations a move, "
+        f"players {cfg.player_counts}, modules {cfg.modules or 'none'}, {args.sims} simulations a move "
+        f"({args.root} root{f', {args.gumbel_actions} moves' if args.root == 'gumbel' else ''}), "
         f"network {args.init}, one process:"
     )
     out: dict[str, float] = {}
