@@ -111,57 +111,14 @@ def _start(prior_legal: np.ndarray, noise: np.ndarray, m: int) -> tuple[np.ndarr
 
 
 @njit(cache=True)
-def _halve(
-    tree_child: np.ndarray,
-    visits: np.ndarray,
-    wsum: np.ndarray,
-    legal: np.ndarray,
-    prior_legal: np.ndarray,
-    seat: int,
-    root_net_value: float,
-    g: np.ndarray,
-    logits: np.ndarray,
-    alive: np.ndarray,
-    keep: int,
-) -> np.ndarray:
-    """The ``keep`` survivors of ``alive`` with the highest ``g + logits + sigma(completed q)``."""
-    q = completed_q(tree_child, visits, wsum, legal, prior_legal, seat, root_net_value)
-    scale = sigma_scale(tree_child, visits, legal)
-    score = np.empty(alive.shape[0])
-    for j in range(alive.shape[0]):
-        i = alive[j]
-        score[j] = g[i] + logits[i] + scale * q[i]
-    return _best_first(score, alive, keep)
-
-
-@njit(cache=True)
-def _target(
-    tree_child: np.ndarray,
-    visits: np.ndarray,
-    wsum: np.ndarray,
-    legal: np.ndarray,
-    prior_legal: np.ndarray,
-    seat: int,
-    root_net_value: float,
-    logits: np.ndarray,
-    num_actions: int,
-) -> np.ndarray:
-    """``softmax(logits + sigma(completed q))`` over the legal ids, as float32 over ``num_actions`` ids."""
-    q = completed_q(tree_child, visits, wsum, legal, prior_legal, seat, root_net_value)
-    scale = sigma_scale(tree_child, visits, legal)
-    k = legal.shape[0]
-    improved = np.empty(k)
-    top = -np.inf
-    for i in range(k):
-        improved[i] = logits[i] + scale * q[i]
-        top = max(top, improved[i])
-    total = 0.0
-    for i in range(k):
-        improved[i] = np.exp(improved[i] - top)
-        total += improved[i]
+def _softmax_target(legal: np.ndarray, improved: np.ndarray, num_actions: int) -> np.ndarray:
+    """``softmax(improved)`` over the legal ids, as float32 over ``num_actions`` ids."""
+    top = improved.max()
+    e = np.exp(improved - top)
+    total = e.sum()
     target = np.zeros(num_actions, dtype=np.float32)
-    for i in range(k):
-        target[legal[i]] = improved[i] / total
+    for i in range(legal.shape[0]):
+        target[legal[i]] = e[i] / total
     return target
 
 
@@ -200,30 +157,26 @@ class GumbelRoot:
         self.used += per * self.alive.size
         return [(int(self.legal[i]), per) for i in self.alive]
 
-    def _tree(self) -> tuple:
-        return (
-            self.child,
-            self.visits,
-            self.wsum,
-            self.legal,
-            self.prior_legal,
-            self.seat,
-            self.root_net_value,
-        )
-
     def q(self) -> np.ndarray:
         """The completed values of the legal moves, from the tree as it is now."""
-        return completed_q(*self._tree())
+        tree = (self.child, self.visits, self.wsum, self.legal, self.prior_legal)
+        return completed_q(*tree, self.seat, self.root_net_value)
+
+    def sigma_q(self) -> np.ndarray:
+        """``sigma(completed q)`` of the legal moves, from the tree as it is now."""
+        return sigma_scale(self.child, self.visits, self.legal) * self.q()
 
     def halve(self) -> None:
-        """End the phase: keep the better half of the survivors (one after the last phase)."""
+        """End the phase: keep the better half of the survivors (one after the last phase), by
+        ``g + logits + sigma(q)``."""
         keep = 1 if self.phase == self.phases - 1 else -(-self.alive.size // 2)
-        self.alive = _halve(*self._tree(), self.g, self.logits, self.alive, keep)
+        i = self.alive
+        self.alive = _best_first(self.g[i] + self.logits[i] + self.sigma_q()[i], i, keep)
         self.phase += 1
 
     def result(self, num_actions: int) -> tuple[int, np.ndarray]:
         """``(move, policy target over the num_actions ids)``, after the last phase."""
-        target = _target(*self._tree(), self.logits, int(num_actions))
+        target = _softmax_target(self.legal, self.logits + self.sigma_q(), int(num_actions))
         return int(self.legal[self.alive[0]]), target
 
 
