@@ -48,6 +48,12 @@ PARAMS: dict[str, tuple[type, object, str]] = {
         "left (0..1; 1: only when it can no longer be overtaken, so the same move with fewer simulations; "
         "0: never); not with ms",
     ),
+    "gumbel": (
+        int,
+        0,
+        "Gumbel AlphaZero's root over this many sampled moves (>= 2; 0 = PUCT's root): sequential halving "
+        "spends the sims on them; not with ms or max_ms",
+    ),
 }
 
 #: The default ``sims`` by player count. Why more with 3 or 4: a round has one ply per seat, so a
@@ -80,6 +86,7 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
         "batch": 1 <= out["batch"] <= 64,
         "ptemp": out["ptemp"] > 0,
         "stop": 0 <= out["stop"] <= 1,
+        "gumbel": out["gumbel"] == 0 or (out["gumbel"] >= 2 and out["ms"] == 0 and out["max_ms"] == 0),
     }
     bad = [k for k, ok in checks.items() if not ok]
     if bad:
@@ -361,6 +368,8 @@ class AZAgent(Agent):
         )  # refuse a game no network covers
         if legal.size == 1:
             return int(legal[0])
+        if self.params["gumbel"]:
+            return self.gumbel_search(s, int(self.params["gumbel"]))[0]
         counts = self.root_visits(s, early_stop=True)
         return int(np.argmax(np.where(mask != 0, counts, -1.0)))
 

@@ -72,6 +72,24 @@ def test_deterministic_given_seed_and_blind_to_hidden_information() -> None:
         assert a1.act(obs, mask, d) == a2.act(obs, mask, d)
 
 
+def test_gumbels_root_plays_its_search_move_reproducibly_and_blind_to_hidden_cards() -> None:
+    """``gumbel=M``: the move is the last survivor of sequential halving over M sampled moves
+    (:meth:`AZAgent.gumbel_search` from the same seed), whatever the hidden cards of the input."""
+    states = sample_states(2, 2, seed=13, max_per_game=30)[5::6]
+    for i, s in enumerate(states):
+        obs, mask, seat = decision_inputs(s)
+        moves = set()
+        for hidden_seed in range(2):
+            agent = agents.make("az:sims=24,gumbel=4", seed=i)
+            moves.add(agent.act(obs, mask, determinize(s, seat, hidden_seed)))
+        assert len(moves) == 1
+        move = moves.pop()
+        assert mask[move]
+        if int(mask.sum()) > 1:
+            search = agents.make("az:sims=24", seed=i)
+            assert move == search.gumbel_search(determinize(s, seat, 0), 4)[0]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sims", [2, 17, 64])
 def test_simulation_budget(sims: int) -> None:
@@ -154,6 +172,9 @@ def test_picks_the_winning_purchase(az: AZAgent) -> None:
         ("az:depth=3", "unknown az option(s) ['depth']"),
         ("az:sims=10,sims=20", "given twice"),
         ("az:stop=1.5", "stop=1.5"),
+        ("az:gumbel=1", "gumbel=1"),
+        ("az:gumbel=8,ms=50", "gumbel=8"),
+        ("az:gumbel=8,max_ms=50", "gumbel=8"),
     ],
 )
 def test_bad_options_are_named(spec: str, words: str) -> None:
