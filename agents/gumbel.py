@@ -34,11 +34,6 @@ def sigma_scale(child: np.ndarray, visits: np.ndarray, legal: np.ndarray) -> flo
     return (C_VISIT + most) * C_SCALE
 
 
-def sigma(q: np.ndarray, visits: np.ndarray, child: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Gumbel's monotone transform of the root values ``q`` of the ``legal`` ids (:func:`sigma_scale`)."""
-    return sigma_scale(child, visits, np.asarray(legal, dtype=np.int64)) * q
-
-
 @njit(cache=True)
 def completed_q(
     child: np.ndarray,
@@ -180,4 +175,4 @@ class GumbelRoot:
         return int(self.legal[self.alive[0]]), target
 
 
-__all__ = ["C_SCALE", "C_VISIT", "GumbelRoot", "completed_q", "sigma", "sigma_scale"]
+__all__ = ["C_SCALE", "C_VISIT", "GumbelRoot", "completed_q", "sigma_scale"]

@@ -91,6 +91,22 @@ def test_gumbels_root_plays_its_search_move_reproducibly_and_blind_to_hidden_car
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "players, modules", [(3, ()), (4, ()), (2, ("cities", "trading_posts", "orient", "strongholds"))]
+)
+def test_gumbels_root_plays_whole_games_at_every_table_a_network_covers(
+    players: int, modules: tuple[str, ...]
+) -> None:
+    from agents.runner import play_game
+
+    seats = [agents.make("az:sims=8,gumbel=4", seed=0)] + [
+        agents.make("greedy", seed=p) for p in range(1, players)
+    ]
+    record = play_game(seats, seed=5, modules=modules)  # a strict env: an illegal move would raise
+    assert len(record["actions"]) > 4 * players
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("sims", [2, 17, 64])
 def test_simulation_budget(sims: int) -> None:
     agent = agents.make(f"az:sims={sims},batch=4", seed=0)
