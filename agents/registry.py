@@ -40,7 +40,7 @@ _SPECS: dict[str, str] = {
     "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, max_ms, ms, noise, rollout, shaping, sims, widen",
     "ppo": "MaskablePPO checkpoint: ppo:NAME (a shipped model, agents.models) or ppo:path/to/model.zip",
     "az": "PUCT search guided by a network (the shipped one for the game by default); "
-    "az[:MODEL][,key=value...] with keys batch, c, fpu, max_ms, ms, ptemp, sims, stop",
+    "az[:MODEL][,key=value...] with keys batch, c, fpu, gumbel, max_ms, ms, ptemp, sims, stop",
     "lookahead": "one-ply lookahead over the engine: two-card purchase plan, denial of the opponent's best buy",
     "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
     "rllib": "a policy trained by RLlib (python -m training.rllib_ppo): rllib:runs/NAME/checkpoint; needs the rllib extra",
