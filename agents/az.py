@@ -52,7 +52,7 @@ PARAMS: dict[str, tuple[type, object, str]] = {
         int,
         0,
         "Gumbel AlphaZero's root over this many sampled moves (>= 2; 0 = PUCT's root): sequential halving "
-        "spends the sims on them; not with ms or max_ms",
+        "spends the sims on them and never stops early; not with ms, max_ms or stop",
     ),
 }
 
@@ -86,7 +86,9 @@ def validate_params(params: dict[str, object]) -> dict[str, object]:
         "batch": 1 <= out["batch"] <= 64,
         "ptemp": out["ptemp"] > 0,
         "stop": 0 <= out["stop"] <= 1,
-        "gumbel": out["gumbel"] == 0 or (out["gumbel"] >= 2 and out["ms"] == 0 and out["max_ms"] == 0),
+        # an explicit stop is refused, not ignored: sequential halving always spends the whole budget
+        "gumbel": out["gumbel"] == 0
+        or (out["gumbel"] >= 2 and out["ms"] == 0 and out["max_ms"] == 0 and "stop" not in params),
     }
     bad = [k for k, ok in checks.items() if not ok]
     if bad:

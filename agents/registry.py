@@ -37,19 +37,30 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _SPECS: dict[str, str] = {
     "random": "uniform over legal actions",
     "greedy": "one-ply heuristic on the observation (agents/greedy/)",
-    "mcts": "determinised MCTS; mcts:key=value,... with keys c, depth, eps, max_ms, ms, noise, rollout, shaping, sims, widen",
+    "mcts": "determinised MCTS; mcts:key=value,...",
     "ppo": "MaskablePPO checkpoint: ppo:NAME (a shipped model, agents.models) or ppo:path/to/model.zip",
-    "az": "PUCT search guided by a network (the shipped one for the game by default); "
-    "az[:MODEL][,key=value...] with keys batch, c, fpu, gumbel, max_ms, ms, ptemp, sims, stop",
+    "az": "PUCT search guided by a network (the shipped one for the game by default); az[:MODEL][,key=value...]",
     "lookahead": "one-ply lookahead over the engine: two-card purchase plan, denial of the opponent's best buy",
     "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
     "rllib": "a policy trained by RLlib (python -m training.rllib_ppo): rllib:runs/NAME/checkpoint; needs the rllib extra",
 }
 
 
+#: spec name -> the module whose ``PARAMS`` table types its options (their names end its description).
+_OPTION_TABLES: dict[str, str] = {"mcts": "agents.mcts", "az": "agents.az"}
+
+
 def known_specs() -> dict[str, str]:
-    """Spec names accepted by :func:`make`, with a short description of each (installed agents too)."""
+    """Spec names accepted by :func:`make`, with a short description of each (installed agents too).
+
+    The option names of ``mcts`` and ``az`` are read from their ``PARAMS`` tables here, not written
+    out twice: a new option is listed the moment its agent accepts it. (Imported on call: the tables'
+    modules load numba kernels, not torch, in a few tens of milliseconds.)
+    """
     out = dict(_SPECS)
+    for name, module in _OPTION_TABLES.items():
+        keys = sorted(importlib.import_module(module).PARAMS)
+        out[name] = f"{out[name]} with keys {', '.join(keys)}"
     for ep in _entry_points().values():
         out.setdefault(ep.name.lower(), f"installed agent {ep.value} (package {_dist_name(ep)})")
     return out

@@ -191,6 +191,7 @@ def test_picks_the_winning_purchase(az: AZAgent) -> None:
         ("az:gumbel=1", "gumbel=1"),
         ("az:gumbel=8,ms=50", "gumbel=8"),
         ("az:gumbel=8,max_ms=50", "gumbel=8"),
+        ("az:gumbel=8,stop=0.5", "gumbel=8"),
     ],
 )
 def test_bad_options_are_named(spec: str, words: str) -> None:
