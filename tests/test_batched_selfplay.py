@@ -29,6 +29,16 @@ ALL = ("cities", "trading_posts", "orient", "strongholds")
 SIMS = 12
 
 
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+#: Where the torch evaluator runs: always the CPU, and the GPU on a machine that has one (CI has none).
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not _has_cuda(), reason="no CUDA GPU"))]
+
+
 @cache
 def _agent(model: str) -> AZAgent:
     return AZAgent(str(resolve_model(model)), seed=0, sims=SIMS, batch=4)
@@ -127,12 +137,13 @@ def test_the_batched_gumbel_root_searches_as_the_agent_does_alone(
         assert np.array_equal(targets[t] > 0, legal)
 
 
-def test_torch_evaluates_as_numba_does_to_float_rounding() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_evaluates_as_numba_does_to_float_rounding(device: str) -> None:
     az = _agent("az_2p")
     net = az.network(2, ())
     roots = _roots(2, (), 8, seed=5)
     k = len(roots)
-    ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), "cpu")
+    ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), device)
     lane = ev.lane(k, k, net.obs_dim, net.num_actions)
     from splendor_env.observation import observe
 
@@ -227,6 +238,22 @@ def test_a_batched_job_equals_the_per_game_job(
     batched = selfplay_job_batched(job)
     assert len(batched["positions"]["value"]) > 0
     _assert_same(per_game, batched)
+
+
+@pytest.mark.skipif(not _has_cuda(), reason="no CUDA GPU")
+@pytest.mark.parametrize("extra", [{}, {"root": "gumbel", "gumbel_actions": 4}], ids=["puct", "gumbel"])
+def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra: dict[str, Any]) -> None:
+    """On a GPU the leaves' float rounding differs from numba's, so the games may differ from the
+    per-game path's: the same number of games, each recorded, every target a distribution over the
+    legal moves of its position."""
+    job = _job([2], [], "az_2p", 3, batched_device="cuda", **extra)
+    per_game = selfplay_job(job)
+    batched = selfplay_job_batched(job)
+    pos = batched["positions"]
+    assert len(batched["records"]) == len(per_game["records"]) == 3 and len(pos["value"]) > 0
+    assert set(pos) == set(per_game["positions"])
+    assert np.allclose(pos["policy"].sum(axis=1), 1.0, atol=1e-4)
+    assert not (pos["policy"][pos["mask"] == 0] > 0).any()
 
 
 def test_games_with_opponents_are_played_by_the_per_game_path_in_job_order() -> None:
