@@ -21,3 +21,11 @@ def test_network_benchmark_reports_both_kernels_per_network(tmp_path) -> None:
 def test_an_unknown_network_is_named() -> None:
     with pytest.raises(CliError, match="'nope' is not a shipped network"):
         bench_network.main(["--models", "nope", "--calls", "1", "--repeats", "1"])
+
+
+def test_torch_adds_the_forward_pass_in_torch_on_the_same_positions() -> None:
+    results = bench_network.main(
+        ["--models", "az_2p", "--batch", "4", "--calls", "2", "--repeats", "1", "--torch"]
+    )
+    assert set(results["az_2p"]) == {"forward_us", "values_us", "torch_forward_us"}
+    assert results["az_2p"]["torch_forward_us"] > 0

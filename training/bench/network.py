@@ -1,7 +1,7 @@
 """The search's network in numba: microseconds per position of each shipped network's forward pass.
 
     python -m training.bench.network [--models az_2p az_3_4p az_modules_2p] [--batch 8] [--repeats 20]
-        [--json FILE]
+        [--torch] [--json FILE]
 
 Why: about 70% of a search is this network (:mod:`agents.net`), called for ``batch`` leaves at a
 time (``net_forward``: the seat on move's actor and critic) and for the other seats' views of
@@ -10,6 +10,9 @@ change that looks harmless can stop that: a refactor once made ``net_values`` ni
 and self-play 2.2 times slower without a test failing. This prints each kernel's time per
 position on base-game positions (module positions for a module network), the best of
 ``--repeats`` blocks, so that a change to the network's code can be checked before and after.
+``--torch`` also times the same forward pass in torch on the CPU (one thread, the batched search's
+:class:`agents.torch_evaluator.TorchEvaluator`), which is what a larger ``--batch`` would have to
+beat for a CPU to gain from evaluating many searches' leaves in one call.
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ def best_us(call: Callable[[], None], calls: int, repeats: int) -> float:
     return min(times)
 
 
-def bench_model(name: str, batch: int, calls: int, repeats: int) -> dict[str, float]:
-    """``{"forward_us", "values_us"}`` per position of shipped network ``name`` on ``batch`` positions."""
+def bench_model(name: str, batch: int, calls: int, repeats: int, torch: bool = False) -> dict[str, float]:
+    """``{"forward_us", "values_us"}`` per position of shipped network ``name`` on ``batch`` positions
+    (and ``"torch_forward_us"`` with ``torch``)."""
     from agents.checkpoint import load_model
     from agents.models import resolve_model, shipped_models
-    from agents.net import NetBuffers, export_network, net_forward, net_values
+    from agents.net import NetBuffers, export_network, net_forward, net_values, num_actions_of
     from agents.positions import sample_states
     from splendor_env.observation import observe
 
@@ -53,7 +57,8 @@ def bench_model(name: str, batch: int, calls: int, repeats: int) -> dict[str, fl
         raise CliError(f"--models: {name!r} is not a shipped network (one of {sorted(shipped)})")
     game = shipped[name]["game"]
     players, modules = int(game["players"][0]), tuple(game["modules"])
-    weights = export_network(load_model(resolve_model(name)).policy)
+    model = load_model(resolve_model(name))
+    weights = export_network(model.policy)
     states = sample_states(players, 3, seed=1, modules=modules)
     obs = np.zeros((batch, weights[0].shape[0]), np.float32)
     for i in range(batch):
@@ -67,10 +72,35 @@ def bench_model(name: str, batch: int, calls: int, repeats: int) -> dict[str, fl
     def values() -> None:
         net_values(obs, batch, weights, buf.feats, buf.h1, buf.h2, buf.values)
 
-    return {
+    out = {
         "forward_us": best_us(forward, calls, repeats) / batch,
         "values_us": best_us(values, calls, repeats) / batch,
     }
+    if torch:
+        out["torch_forward_us"] = torch_forward_us(model.policy, obs, num_actions_of(weights), calls, repeats)
+    return out
+
+
+def torch_forward_us(policy: object, obs: np.ndarray, num_actions: int, calls: int, repeats: int) -> float:
+    """Microseconds a position of the policy's actor and critic in torch on one CPU thread, over the
+    rows of ``obs`` at once (the batched search's evaluator, as it runs there)."""
+    import torch as th
+
+    from agents.torch_evaluator import TorchEvaluator
+
+    threads = th.get_num_threads()
+    th.set_num_threads(1)
+    try:
+        lane = TorchEvaluator(policy, device="cpu").lane(len(obs), 0, obs.shape[1], num_actions)
+        lane.obs[:] = obs
+
+        def forward() -> None:
+            lane.submit(len(obs), 0)
+            lane.wait()
+
+        return best_us(forward, calls, repeats) / len(obs)
+    finally:
+        th.set_num_threads(threads)
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
@@ -80,17 +110,21 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     ap.add_argument("--batch", type=int, default=8, help="positions a call (the search's leaves a round)")
     ap.add_argument("--calls", type=int, default=200, help="calls a timed block")
     ap.add_argument("--repeats", type=int, default=20, help="timed blocks; the fastest is reported")
+    ap.add_argument(
+        "--torch", action="store_true", help="also time the forward pass in torch (CPU, one thread)"
+    )
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
     if args.batch < 1 or args.calls < 1 or args.repeats < 1:
         ap.error("--batch, --calls and --repeats must be at least 1")
     results = {}
     for name in args.models:
-        results[name] = bench_model(name, args.batch, args.calls, args.repeats)
+        results[name] = bench_model(name, args.batch, args.calls, args.repeats, args.torch)
         r = results[name]
-        print(
-            f"{name:16s} net_forward {r['forward_us']:7.2f} us/position   net_values {r['values_us']:7.2f} us/position"
-        )
+        line = f"{name:16s} net_forward {r['forward_us']:7.2f} us/position   net_values {r['values_us']:7.2f} us/position"
+        if args.torch:
+            line += f"   torch forward {r['torch_forward_us']:7.2f} us/position"
+        print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return results
