@@ -23,7 +23,7 @@ def test_an_unknown_network_is_named() -> None:
         bench_network.main(["--models", "nope", "--calls", "1", "--repeats", "1"])
 
 
-def test_torch_adds_the_forward_pass_in_torch_on_the_same_positions() -> None:
+def test_torch_adds_the_time_of_the_forward_pass_in_torch() -> None:
     results = bench_network.main(
         ["--models", "az_2p", "--batch", "4", "--calls", "2", "--repeats", "1", "--torch"]
     )
