@@ -22,7 +22,7 @@ from .base import Agent, search_inputs
 from .gumbel import GumbelRoot
 from .net import NetBuffers, check_export, export_network, num_actions_of, observation_size
 from .options import parse_options, typed_options
-from .search import Tree, run_budget, search_network, warm_up
+from .search import Tree, run_budget, same_information, search_network, warm_up
 
 #: name -> (type, default, help) for every option of the ``az`` spec.
 PARAMS: dict[str, tuple[type, object, str]] = {
@@ -190,6 +190,7 @@ class AZAgent(Agent):
         self.net: Network | None = None
         self._timed_ready = False  # the search compiled before a timed move
         self.last_tree: Tree | None = None  # the tree of the last search (its root's children: root_stats)
+        self._last_root: np.ndarray | None = None  # the state the last search started from
         if self.fixed:
             self.net = Network(path, model, int(self.params["batch"]), seed)
         self.plays_modules = self.net is None or bool(self.net.game["modules"])  # read by base.check_game
@@ -268,19 +269,32 @@ class AZAgent(Agent):
         """How many simulations the last search ran (0 before the first)."""
         return 0 if self.last_tree is None else int(self.last_tree.arrays[2][0])
 
-    def _searcher(self, state: np.ndarray, sims: int | None) -> tuple[Any, ...]:
-        """An empty tree for a search from ``state`` and ``run(k, n, forced=-1)``, which runs ``k`` more
-        simulations of it (:func:`agents.search.search_network`); also the options and the seat."""
+    def _searcher(self, state: np.ndarray, sims: int | None, after: Any = None) -> tuple[Any, ...]:
+        """The tree for a search from ``state`` and ``run(k, n, forced=-1)``, which runs ``k`` more
+        simulations of it (:func:`agents.search.search_network`); also the options, the seat and the
+        node count of the subtree kept from the last search (0: the tree is empty).
+
+        ``after``: the moves played since this agent's last search, which then goes on in the subtree
+        they lead to where :func:`agents.search.same_information` allows (self-play's ``reuse``);
+        ``None`` starts an empty tree. A search with fewer ``sims`` than the option's (self-play's
+        cheap searches) uses the option's tree, so either kind can go on from the other's."""
         s = np.ascontiguousarray(state, dtype=np.int32)
         num_players = int(s[st.N_PLAYERS])
         net = self.network(num_players, st.module_names(int(s[st.MODULES])))
         p = self.search_params(net, num_players)
+        tree = self._tree(net.num_actions, p)
         if sims is not None:
             p["sims"] = int(sims)
         seat = int(s[CURRENT])
         rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
-        tree = self.last_tree = self._tree(net.num_actions, p)
-        tree.reset(seat)
+        kept = 0
+        last = self._last_root
+        if after is not None and tree is self.last_tree and last is not None and same_information(last, s):
+            kept = tree.keep_subtree(np.asarray(after, dtype=np.int64), seat)
+        if kept == 0:
+            tree.reset(seat)
+        self.last_tree = tree
+        self._last_root = s.copy()
         common = (
             float(p["c"]),
             float(p["fpu"]),
@@ -296,9 +310,11 @@ class AZAgent(Agent):
                 return search_network(s, seat, k, *common, n, rng, *scratch, forced)
             return search_network(s, seat, k, *common, n, rng, *scratch)
 
-        return s, tree, run, p, seat
+        return s, tree, run, p, seat, kept
 
-    def root_visits(self, state: np.ndarray, early_stop: bool = False, sims: int | None = None) -> np.ndarray:
+    def root_visits(
+        self, state: np.ndarray, early_stop: bool = False, sims: int | None = None, after: Any = None
+    ) -> np.ndarray:
         """Visit count of every root action after one search from ``state`` (seat on move).
 
         ``early_stop`` applies the ``stop`` option (:meth:`act` does; training targets do not,
@@ -306,8 +322,14 @@ class AZAgent(Agent):
         cheap searches of playout-cap randomisation in self-play). Also sets ``root_value``: the
         visit-weighted mean value of the root's children for that seat, which
         :mod:`training.search.selfplay` records next to the visits.
+
+        ``after`` (the moves played since this agent's last search, in a game it plays every seat of):
+        go on in the subtree those moves lead to, where :func:`agents.search.same_information` allows,
+        and count its visits in the budget: ``sims`` is then the root's visits after the search, as
+        in AlphaZero, which kept the subtree between moves; without it, or where the subtree is not
+        kept, the search starts from an empty tree.
         """
-        _, tree, run, p, seat = self._searcher(state, sims)
+        _, tree, run, p, seat, kept = self._searcher(state, sims, after)
         if p["ms"] > 0 and not self._timed_ready:
             warm_up(run, tree, seat)
             self._timed_ready = True
@@ -320,13 +342,14 @@ class AZAgent(Agent):
 
         tree.used = run_budget(
             run,
-            int(p["sims"]),
+            int(p["sims"]) - int(tree.arrays[2][0]),  # a kept subtree's visits count
             float(p["ms"]),
             chunk,
             tree.max_nodes,
-            first=1,
+            first=0 if kept else 1,
             decided=decided if stop > 0 else None,
             max_ms=float(p["max_ms"]),
+            nodes=max(kept, 1),
         )
         actions, visits, values = tree.root_stats(seat)
         counts = np.zeros(tree.num_actions)
@@ -346,7 +369,7 @@ class AZAgent(Agent):
         the highest ``g + logits + sigma(q)``; the target is ``softmax(logits + sigma(completed q))``
         over the legal ids (:class:`agents.gumbel.GumbelRoot`). Sets ``root_value`` as :meth:`root_visits` does.
         """
-        s, tree, run, p, seat = self._searcher(state, None)
+        s, tree, run, p, seat, _ = self._searcher(state, None)
         if p["ms"] > 0:
             raise ValueError("az option root=gumbel needs a simulation budget (sims), not ms")
         mask = np.zeros(tree.num_actions, dtype=np.int8)

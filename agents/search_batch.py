@@ -45,7 +45,7 @@ from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
 from .gumbel import GumbelRoot
 from .net import NetBuffers, net_forward, net_values, num_actions_of, observation_size, seat_values
-from .search import backup, descend, set_prior
+from .search import backup, descend, reroot, set_prior
 from .torch_evaluator import TorchEvaluator
 
 #: Trees searched together by the numba evaluator (:func:`search_network_batched`'s ``group``): one,
@@ -83,6 +83,14 @@ class TreeBatch:
     def reset(self, ids: np.ndarray, seats: np.ndarray) -> None:
         """Empty trees ``ids`` for new searches by ``seats`` (only the rows their last search used)."""
         _reset_trees(self.arrays, np.asarray(ids, np.int64), np.asarray(seats, np.int64), self.used)
+
+    def move_trees(self, sources: np.ndarray) -> None:
+        """Tree ``t`` becomes a copy of tree ``sources[t]`` (as it was before this call), for every ``t``
+        of ``sources``: a game's tree follows it when the games change places between searches."""
+        k = len(sources)
+        for a in self.arrays[:7]:
+            a[:k] = a[sources]
+        self.used[:k] = self.used[sources]
 
     def root_stats(self, t: int, seat: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(actions, visits, mean value for seat)`` of tree ``t``'s root children (``Tree.root_stats``)."""
@@ -436,6 +444,7 @@ class BatchedSearch:
         fpu: np.ndarray,
         ptemp: np.ndarray,
         sims: np.ndarray | None = None,
+        keep: list[tuple[int, np.ndarray] | None] | None = None,
     ) -> tuple[list[np.ndarray], np.ndarray]:
         """Search ``roots[t]`` (each for its seat on move, stream seeded ``seeds[t]``) in trees ``0..K-1``.
 
@@ -443,10 +452,16 @@ class BatchedSearch:
         ``AZAgent.root_visits`` returns and sets as ``root_value`` (the same arithmetic): the root
         alone first (its prior guides the rest), then ``sims - 1`` more simulations (``sims[t]``, at
         most the budget, for tree ``t`` when given: self-play's cheap searches).
+
+        ``keep[t] = (u, path)``: root ``t`` goes on in the subtree that the moves ``path`` lead to in
+        tree ``u`` (the tree of its game's last search, which the caller found to have
+        :func:`agents.search.same_information` with this root), as ``AZAgent.root_visits(after=path)``
+        does; its visits count in the budget. Where that subtree is not there the tree starts empty.
         """
         k = roots.shape[0]
-        seats, todo, n_nodes, rngs = self._root_alone(roots, seeds, c, fpu, ptemp)
-        todo[:] = (self.sims if sims is None else np.minimum(sims, self.sims)) - 1
+        seats, todo, n_nodes, rngs = self._root_alone(roots, seeds, c, fpu, ptemp, keep)
+        budget = self.sims if sims is None else np.minimum(sims, self.sims)
+        todo[:] = np.maximum(budget - self.tree.arrays[2][:k, 0], 0)  # a kept subtree's visits count
         if todo.max() > 0:
             self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
         self.tree.used[:k] = n_nodes
@@ -513,17 +528,32 @@ class BatchedSearch:
         return moves, targets, root_values
 
     def _root_alone(
-        self, roots: np.ndarray, seeds: np.ndarray, c: np.ndarray, fpu: np.ndarray, ptemp: np.ndarray
+        self,
+        roots: np.ndarray,
+        seeds: np.ndarray,
+        c: np.ndarray,
+        fpu: np.ndarray,
+        ptemp: np.ndarray,
+        keep: list[tuple[int, np.ndarray] | None] | None = None,
     ) -> tuple[np.ndarray, ...]:
-        """Empty trees ``0..K-1`` for ``roots`` and each root's first simulation (its prior and value);
-        ``(seats, todo, n_nodes, rngs)`` for the rest of the search."""
+        """Trees ``0..K-1`` for ``roots`` (empty, or a kept subtree: :meth:`search`'s ``keep``) and
+        the first simulation of each empty one (its root's prior and value); ``(seats, todo, n_nodes,
+        rngs)`` for the rest of the search."""
         k = roots.shape[0]
         if k > self.tree.trees:
             raise ValueError(f"{k} roots for {self.tree.trees} trees")
         seats = roots[:, CURRENT].astype(np.int64)
-        self.tree.reset(np.arange(k), seats)
+        n_nodes = np.zeros(k, dtype=np.int64)
+        if keep is not None and any(x is not None for x in keep):
+            self.tree.move_trees(np.array([t if x is None else x[0] for t, x in enumerate(keep)], np.int64))
+            for t, x in enumerate(keep):
+                if x is not None:
+                    n_nodes[t] = reroot(_tree(self.tree.arrays, t), np.asarray(x[1], np.int64),
+                                        int(self.tree.used[t]), int(seats[t]))  # fmt: skip
+        fresh = np.flatnonzero(n_nodes == 0)
+        self.tree.reset(fresh, seats[fresh])
         rngs = np.asarray(seeds, dtype=np.uint64).reshape(k, 1).copy()
-        n_nodes = np.ones(k, dtype=np.int64)
-        todo = np.ones(k, dtype=np.int64)
+        todo = (n_nodes == 0).astype(np.int64)
+        n_nodes[fresh] = 1
         self.run(roots, seats, todo, c, fpu, ptemp, n_nodes, rngs)
         return seats, todo, n_nodes, rngs

@@ -211,6 +211,9 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
         ([2], [], "az_2p", 3, {"full_share": 0.5, "cheap_sims": 4}),  # playout-cap randomisation
         ([3, 4], [], "az_3_4p", 2, {"full_share": 0.3, "cheap_sims": 3, "record_share": 0.5}),
         ([2], [], "az_2p", 3, {"root": "gumbel", "gumbel_actions": 4}),  # Gumbel's root
+        ([2], [], "az_2p", 3, {"reuse": True}),  # subtrees kept between a game's searches
+        ([3, 4], [], "az_3_4p", 3, {"reuse": True, "full_share": 0.5, "cheap_sims": 4, "batched_games": 2}),
+        ([2], ["cities", "trading_posts", "orient", "strongholds"], "az_modules_2p", 1, {"reuse": True}),
         (
             [3, 4],
             [],

@@ -36,3 +36,16 @@ def test_gumbels_root_is_measured_on_the_same_games_as_the_per_game_path(capsys)
     assert "(gumbel root, 4 moves)" in printed
     assert "same positions and records: True" in printed
     assert out["batched"] > 0 and out["per-game"] > 0
+
+
+def test_kept_subtrees_are_measured_on_the_same_games_as_the_per_game_path(capsys) -> None:
+    out = bench.main([*ARGS, "--reuse"])
+    printed = capsys.readouterr().out
+    assert "subtrees kept" in printed
+    assert "same positions and records: True" in printed
+    assert out["batched"] > 0 and out["per-game"] > 0
+
+
+def test_kept_subtrees_refuse_gumbels_root() -> None:
+    with pytest.raises(ValueError, match="selfplay.reuse"):
+        bench.main([*ARGS, "--reuse", "--root", "gumbel"])

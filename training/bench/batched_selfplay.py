@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         default=LANE_TREES,
         help="torch: trees per lane (one lane selected while one is evaluated)",
     )
+    ap.add_argument(
+        "--reuse", action="store_true", help="keep the subtree between a game's searches (selfplay.reuse)"
+    )
     ap.add_argument("--no-per-game", action="store_true", help="measure the batched path alone")
     ap.add_argument(
         "--breakdown", action="store_true", help="where the batched path's time went, kernel by kernel (cpu)"
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     cfg = search_config.from_dict(
         {"players": args.players, "modules": args.modules, "init": args.init,
          "selfplay": {"games": args.games, "sims": args.sims, "root": args.root,
-                      "gumbel_actions": args.gumbel_actions}},
+                      "gumbel_actions": args.gumbel_actions, "reuse": args.reuse}},
         check_specs=False,
     )  # fmt: skip
     sp = {
@@ -172,7 +175,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     selfplay_job_batched(warm)
     print(
         f"players {cfg.player_counts}, modules {cfg.modules or 'none'}, {args.sims} simulations a move "
-        f"({args.root} root{f', {args.gumbel_actions} moves' if args.root == 'gumbel' else ''}), "
+        f"({args.root} root{f', {args.gumbel_actions} moves' if args.root == 'gumbel' else ''}"
+        f"{', subtrees kept' if args.reuse else ''}), "
         f"network {args.init}, one process:"
     )
     out: dict[str, float] = {}

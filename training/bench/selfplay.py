@@ -1,6 +1,6 @@
 """Self-play throughput of expert iteration: positions per second for 1 and N local workers and Ray.
 
-    python -m training.bench.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--no-ray]
+    python -m training.bench.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--reuse] [--no-ray]
 
 Why: the iteration's self-play is where a search-training run spends its time;
 this measures what :func:`training.search.loop.search_train` gets from more
@@ -63,11 +63,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--init", default="ppo_2p", help="network: a shipped model, a .zip or fresh")
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--modules", nargs="*", default=[])
+    ap.add_argument(
+        "--reuse", action="store_true", help="keep the subtree between a game's searches (selfplay.reuse)"
+    )
     ap.add_argument("--no-ray", action="store_true", help="skip the Ray backend")
     args = ap.parse_args(argv)
     cfg = search_config.from_dict(
         {"players": args.players, "modules": args.modules, "init": args.init,
-         "selfplay": {"games": args.games, "sims": args.sims, "games_per_job": 1}},
+         "selfplay": {"games": args.games, "sims": args.sims, "games_per_job": 1, "reuse": args.reuse}},
         check_specs=False,
     )  # fmt: skip
     network = model_bytes(initial_model(cfg))
@@ -84,7 +87,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         runs.append((f"ray (local runtime), {args.workers} CPUs", args.workers, "ray"))
     out = {}
     print(
-        f"{args.games} games of {args.players} players, {args.sims} simulations a move, network {args.init}:"
+        f"{args.games} games of {args.players} players, {args.sims} simulations a move"
+        f"{' (subtrees kept)' if args.reuse else ''}, network {args.init}:"
     )
     for label, workers, backend in runs:
         positions, seconds = measure(jobs(1), workers, backend)  # the same games on every backend

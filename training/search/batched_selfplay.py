@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.runner import decision_state
+from agents.search import same_information
 from agents.search_batch import LANE_TREES, BatchedSearch
 from agents.torch_evaluator import TorchEvaluator
 from splendor_env import state as st
@@ -68,6 +69,10 @@ class _Game:
     search_rng: np.random.Generator  # the search seeds (the az agent's)
     recorder: SearchRecorder  # its decisions and move sampling (the recorder's rng)
     actions: list[int] = field(default_factory=list)
+    # selfplay.reuse: the moves since its last PUCT search (None: none yet), that search's tree and root
+    since: list[int] | None = None
+    tree: int = -1
+    last_root: np.ndarray | None = None
     # obs, mask, index, root, search seed, (full search, recorded), Gumbel noise (None: a PUCT root)
     waiting: (
         tuple[np.ndarray, np.ndarray, int, np.ndarray, int, tuple[bool, bool], np.ndarray | None] | None
@@ -113,6 +118,8 @@ def _advance(game: _Game) -> None:
         if legal.size == 1:  # a forced move teaches the policy nothing (SearchRecorder.act)
             env.step(int(legal[0]))
             game.actions.append(int(legal[0]))
+            if game.since is not None:
+                game.since.append(int(legal[0]))
             continue
         seed = int(game.search_rng.integers(0, 2**63))
         plan = rec.plan()
@@ -243,15 +250,30 @@ def play_games_batched(
             actions = int(sp.get("gumbel_actions", 16))
             moves, policies, root_values = search.gumbel_search(roots, seeds, c, fpu, ptemp, noise, actions)
             for t, game in enumerate(gumbel):
+                game.since = None  # its tree is not kept (nor any other's: the trees were Gumbel's)
                 _play(game, _record_gumbel(game, moves[t], policies[t], float(root_values[t])))
         if puct:
             roots, seeds, c, fpu, ptemp = _search_inputs(puct, params)
             cheap = int(sp.get("cheap_sims", search.sims))
             sims = np.array([search.sims if gm.waiting[5][0] else cheap for gm in puct], dtype=np.int64)
-            counts, root_values = search.search(roots, seeds, c, fpu, ptemp, sims)
+            keep = [_kept(gm) if sp.get("reuse", False) and not gumbel else None for gm in puct]
+            counts, root_values = search.search(roots, seeds, c, fpu, ptemp, sims, keep)
             for t, game in enumerate(puct):
-                _play(game, _record(game, counts[t], float(root_values[t])))
+                game.tree, game.last_root = t, game.waiting[3]
+                move = _record(game, counts[t], float(root_values[t]))
+                game.since = [move]
+                _play(game, move)
     return out
+
+
+def _kept(game: _Game) -> tuple[int, np.ndarray] | None:
+    """``(its last tree, the moves since)`` when ``game``'s search may go on in its last tree's subtree
+    (:func:`agents.search.same_information`, as ``AZAgent`` decides it on the per-game path)."""
+    if game.since is None or game.tree < 0 or game.last_root is None:
+        return None
+    if not same_information(game.last_root, game.waiting[3]):
+        return None
+    return game.tree, np.array(game.since, dtype=np.int64)
 
 
 def selfplay_job_batched(job: dict[str, Any]) -> dict[str, Any]:

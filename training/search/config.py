@@ -78,6 +78,9 @@ class SelfPlaySection(Section):
     root: Literal["puct", "gumbel"] = "puct"
     gumbel_actions: Int(ge=2) = 16
     record_share: Float(gt=0, le=1) = 1.0  # the share of a game's full-search decisions recorded (seeded)
+    # keep the subtree of the moves played between two PUCT searches of a game where no card was drawn
+    # and nothing but the decks is hidden (agents.search.same_information); its visits count in sims
+    reuse: bool = False
 
 
 class BufferSection(Section):
@@ -177,6 +180,11 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         sp.full_share == 1 or sp.cheap_sims < sp.sims,
         "selfplay.cheap_sims",
         f"must be < selfplay.sims ({sp.sims}) when selfplay.full_share < 1",
+    )
+    check(
+        not sp.reuse or sp.root == "puct",
+        "selfplay.reuse",
+        "keeps PUCT trees: it needs selfplay.root: puct (Gumbel's root starts each search afresh)",
     )
     if cfg.init != FRESH:
         from agents.checkpoint import model_zip_problem

@@ -136,12 +136,15 @@ class SearchRecorder(Agent):
         record_share: float = 1.0,
         root: str = "puct",
         gumbel_actions: int = 16,
+        reuse: bool = False,
     ) -> None:
         super().__init__(0)
         self.az, self.sample_moves, self.temperature = az, sample_moves, temperature
         self.target_temperature = target_temperature
         self.full_share, self.cheap_sims, self.record_share = full_share, cheap_sims, record_share
         self.root, self.gumbel_actions = root, gumbel_actions
+        self.reuse = reuse
+        self.every_seat = True  # it plays every seat of the game (play_selfplay_game says)
         self.streams(0)
         self.forget()
 
@@ -165,6 +168,8 @@ class SearchRecorder(Agent):
         }
         self.turn = 0  # the game's turn at the decision being searched (set before note)
         self.decisions = 0
+        # the moves played since the last PUCT search (None: none yet, or not every seat is this recorder's)
+        self.since: list[int] | None = None
 
     def plan(self) -> tuple[bool, bool]:
         """``(full search, recorded)`` of the next searched decision: a cheap search is never recorded."""
@@ -209,6 +214,8 @@ class SearchRecorder(Agent):
         self.turn = int(state[TURN])
         legal = np.flatnonzero(action_mask)
         if legal.size == 1:  # a forced move teaches the policy nothing
+            if self.since is not None:
+                self.since.append(int(legal[0]))
             return int(legal[0])
         plan = self.plan()
         seat = int(state[CURRENT])
@@ -216,9 +223,13 @@ class SearchRecorder(Agent):
             move, policy = self.az.gumbel_search(state, self.gumbel_actions)
             if plan[1]:
                 self.note(observation, action_mask, index, seat, policy, self.az.root_value)
+            self.since = None
             return move
-        counts = self.az.root_visits(state, sims=None if plan[0] else self.cheap_sims)
-        return self.respond(observation, action_mask, index, seat, counts, self.az.root_value, plan)
+        after = self.since if self.reuse else None
+        counts = self.az.root_visits(state, sims=None if plan[0] else self.cheap_sims, after=after)
+        move = self.respond(observation, action_mask, index, seat, counts, self.az.root_value, plan)
+        self.since = [move] if self.every_seat else None
+        return move
 
     def positions(
         self, rewards: np.ndarray, obs_dim: int, num_actions: int, final: np.ndarray | None = None
@@ -271,6 +282,7 @@ def make_recorder(az: Any, selfplay: dict[str, Any]) -> SearchRecorder:
         record_share=sp.get("record_share", 1.0),
         root=sp.get("root", "puct"),
         gumbel_actions=sp.get("gumbel_actions", 16),
+        reuse=sp.get("reuse", False),
     )
 
 
@@ -293,6 +305,7 @@ def play_selfplay_game(
     """
     deal, search, sample = seeds
     recorder.begin(search, sample)
+    recorder.every_seat = opponent is None  # with opponents it does not see their moves
     env = raw_env(num_players=num_players, modules=modules, max_turns=max_turns)
     seats: list[Agent] = [recorder] * num_players
     labels = ["az"] * num_players
