@@ -22,7 +22,8 @@ from .base import Agent, search_inputs
 from .gumbel import GumbelRoot
 from .net import NetBuffers, check_export, export_network, num_actions_of, observation_size
 from .options import parse_options, typed_options
-from .search import Tree, run_budget, same_information, search_network, warm_up
+from .search import Tree, run_budget, search_network, warm_up
+from .subtree import same_information
 
 #: name -> (type, default, help) for every option of the ``az`` spec.
 PARAMS: dict[str, tuple[type, object, str]] = {
@@ -275,7 +276,7 @@ class AZAgent(Agent):
         node count of the subtree kept from the last search (0: the tree is empty).
 
         ``after``: the moves played since this agent's last search, which then goes on in the subtree
-        they lead to where :func:`agents.search.same_information` allows (self-play's ``reuse``);
+        they lead to where :func:`agents.subtree.same_information` allows (self-play's ``reuse``);
         ``None`` starts an empty tree. A search with fewer ``sims`` than the option's (self-play's
         cheap searches) uses the option's tree, so either kind can go on from the other's."""
         s = np.ascontiguousarray(state, dtype=np.int32)
@@ -324,7 +325,7 @@ class AZAgent(Agent):
         :mod:`training.search.selfplay` records next to the visits.
 
         ``after`` (the moves played since this agent's last search, in a game it plays every seat of):
-        go on in the subtree those moves lead to, where :func:`agents.search.same_information` allows,
+        go on in the subtree those moves lead to, where :func:`agents.subtree.same_information` allows,
         and count its visits in the budget: ``sims`` is then the root's visits after the search, as
         in AlphaZero, which kept the subtree between moves; without it, or where the subtree is not
         kept, the search starts from an empty tree.

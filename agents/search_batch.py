@@ -45,7 +45,8 @@ from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
 from .gumbel import GumbelRoot
 from .net import NetBuffers, net_forward, net_values, num_actions_of, observation_size, seat_values
-from .search import backup, descend, reroot, set_prior
+from .search import backup, descend, set_prior
+from .subtree import reroot
 from .torch_evaluator import TorchEvaluator
 
 #: Trees searched together by the numba evaluator (:func:`search_network_batched`'s ``group``): one,
@@ -455,7 +456,7 @@ class BatchedSearch:
 
         ``keep[t] = (u, path)``: root ``t`` goes on in the subtree that the moves ``path`` lead to in
         tree ``u`` (the tree of its game's last search, which the caller found to have
-        :func:`agents.search.same_information` with this root), as ``AZAgent.root_visits(after=path)``
+        :func:`agents.subtree.same_information` with this root), as ``AZAgent.root_visits(after=path)``
         does; its visits count in the budget. Where that subtree is not there the tree starts empty.
         """
         k = roots.shape[0]

@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from agents.az import AZAgent
-from agents.checkpoint import model_bytes
 from agents.models import resolve_model
 from agents.net import forward_numpy
 from agents.positions import sample_states
@@ -20,14 +19,13 @@ from agents.search_batch import BatchedSearch
 from agents.torch_evaluator import TorchEvaluator
 from splendor_env import state as st
 from splendor_env.determinize import determinize
+from tests.helpers.selfplay_jobs import SIMS, selfplay_test_job
 from training.search import config as search_config
 from training.search.batched_selfplay import selfplay_job_batched
-from training.search.network import initial_model
 from training.search.replay import FIELDS
-from training.search.selfplay import selfplay_job, selfplay_jobs
+from training.search.selfplay import selfplay_job
 
 ALL = ("cities", "trading_posts", "orient", "strongholds")
-SIMS = 12
 
 
 #: Marks a test that runs only where torch sees a CUDA GPU (CI has none).
@@ -171,29 +169,6 @@ def test_torch_evaluates_as_numba_does_to_float_rounding(device: str) -> None:
         )
 
 
-def _job(players: list[int], modules: list[str], init: str, games: int, **selfplay: Any) -> dict[str, Any]:
-    cfg = search_config.from_dict(
-        {
-            "players": players,
-            "modules": modules,
-            "init": init,
-            "network": {"net_arch": [32, 32]},
-            "selfplay": {
-                "games": games,
-                "sims": SIMS,
-                "batch": 4,
-                "sample_moves": 6,
-                "target_temperature": 0.5,
-            },
-        },
-        check_specs=False,
-    )
-    sp = {**cfg.selfplay.model_dump(), **selfplay}
-    return selfplay_jobs(
-        model_bytes(initial_model(cfg)), 1, 11, games, games, cfg.player_counts, tuple(modules), sp
-    )[0]
-
-
 def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
     for k in FIELDS:
         assert a["positions"][k].dtype == b["positions"][k].dtype, k
@@ -233,7 +208,7 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
 def test_a_batched_job_equals_the_per_game_job(
     players: list[int], modules: list[str], init: str, games: int, extra: dict[str, Any]
 ) -> None:
-    job = _job(players, modules, init, games, **extra)
+    job = selfplay_test_job(players, modules, init, games, **extra)
     per_game = selfplay_job(job)
     batched = selfplay_job_batched(job)
     assert len(batched["positions"]["value"]) > 0
@@ -246,7 +221,7 @@ def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra:
     """On a GPU the leaves' float rounding differs from numba's, so the games may differ from the
     per-game path's: every game of the job recorded, every field of a position filled, every target
     a distribution over the legal moves of its position."""
-    job = _job([2], [], "az_2p", 3, batched_device="cuda", **extra)
+    job = selfplay_test_job([2], [], "az_2p", 3, batched_device="cuda", **extra)
     batched = selfplay_job_batched(job)
     pos = batched["positions"]
     assert len(batched["records"]) == 3 and len(pos["value"]) > 0
@@ -256,7 +231,7 @@ def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra:
 
 
 def test_games_with_opponents_are_played_by_the_per_game_path_in_job_order() -> None:
-    job = _job([2], [], "az_2p", 4, opponents=["greedy"], opponent_share=0.5)
+    job = selfplay_test_job([2], [], "az_2p", 4, opponents=["greedy"], opponent_share=0.5)
     per_game = selfplay_job(job)
     batched = selfplay_job_batched(job)
     seats = [r["search_seat"] for r in batched["records"]]

@@ -1,7 +1,7 @@
 """Keeping a search's subtree between moves (self-play's ``selfplay.reuse``).
 
-:func:`agents.search.reroot` must carry the subtree over node for node, and only where
-:func:`agents.search.same_information` says the old search's worlds are the new one's; the
+:func:`agents.subtree.reroot` must carry the subtree over node for node, and only where
+:func:`agents.subtree.same_information` says the old search's worlds are the new one's; the
 per-game and batched paths must keep the same subtrees (``tests/test_batched_selfplay.py``).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents import build
-from agents.search import same_information
+from agents.subtree import same_information
 from splendor_env import rules
 from splendor_env.actions import RESERVE_MARKET, TAKE3, num_actions
 from splendor_env.deal import setup
@@ -26,6 +26,7 @@ from splendor_env.state import (
     player_offset,
     state_size,
 )
+from tests.helpers.selfplay_jobs import selfplay_test_job
 from training.search import config as search_config
 
 SIMS = 48
@@ -132,11 +133,10 @@ def test_across_a_draw_the_search_starts_afresh() -> None:
 
 
 def test_a_selfplay_job_keeps_subtrees_only_where_it_sees_every_move() -> None:
-    from tests.test_batched_selfplay import _job
     from training.search.selfplay import selfplay_job
 
     def policy(**extra: object) -> np.ndarray:
-        return selfplay_job(_job([2], [], "az_2p", 2, **extra))["positions"]["policy"]
+        return selfplay_job(selfplay_test_job([2], [], "az_2p", 2, **extra))["positions"]["policy"]
 
     assert not np.array_equal(policy(reuse=True), policy())
     # against a fixed opponent the recorder does not see the opponent's moves: nothing is kept

@@ -8,7 +8,7 @@ last search lead to, and its visits count in the budget (:meth:`agents.az.AZAgen
 as those of a search from an empty tree with the same budget. Games are played as self-play plays
 them (one agent in every seat, its visit counts sampled for the first ``--sample-moves`` decisions,
 then the most visited move; each decision on a determinised state). At every decision where a
-subtree may be kept (:func:`agents.search.same_information`) the same position is also searched
+subtree may be kept (:func:`agents.subtree.same_information`) the same position is also searched
 from an empty tree by two agents with other seeds (``fresh``, ``fresh, other seed``: how far two
 equal searches differ) and by a ``--judge-sims`` search (the judge). For each search the command
 prints how often its move is the judge's, the judge's value of its move, and the total variation
@@ -35,7 +35,7 @@ def _distribution(counts: np.ndarray) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     from agents import build
-    from agents.search import same_information
+    from agents.subtree import same_information
     from splendor_env import rules
     from splendor_env.actions import num_actions
     from splendor_env.deal import setup

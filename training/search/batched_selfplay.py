@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from agents.runner import decision_state
-from agents.search import same_information
 from agents.search_batch import LANE_TREES, BatchedSearch
+from agents.subtree import same_information
 from agents.torch_evaluator import TorchEvaluator
 from splendor_env import state as st
 from splendor_env.env import raw_env
@@ -268,7 +268,7 @@ def play_games_batched(
 
 def _kept(game: _Game) -> tuple[int, np.ndarray] | None:
     """``(its last tree, the moves since)`` when ``game``'s search may go on in its last tree's subtree
-    (:func:`agents.search.same_information`, as ``AZAgent`` decides it on the per-game path)."""
+    (:func:`agents.subtree.same_information`, as ``AZAgent`` decides it on the per-game path)."""
     if game.since is None or game.tree < 0 or game.last_root is None:
         return None
     if not same_information(game.last_root, game.waiting[3]):

@@ -79,7 +79,7 @@ class SelfPlaySection(Section):
     gumbel_actions: Int(ge=2) = 16
     record_share: Float(gt=0, le=1) = 1.0  # the share of a game's full-search decisions recorded (seeded)
     # keep the subtree of the moves played between two PUCT searches of a game where no card was drawn
-    # and nothing but the decks is hidden (agents.search.same_information); its visits count in sims
+    # and nothing but the decks is hidden (agents.subtree.same_information); its visits count in sims
     reuse: bool = False
 
 
