@@ -546,7 +546,9 @@ class BatchedSearch:
         seats = roots[:, CURRENT].astype(np.int64)
         n_nodes = np.zeros(k, dtype=np.int64)
         if keep is not None and any(x is not None for x in keep):
-            self.tree.move_trees(np.array([t if x is None else x[0] for t, x in enumerate(keep)], np.int64))
+            sources = np.array([t if x is None else x[0] for t, x in enumerate(keep)], np.int64)
+            if (sources != np.arange(k)).any():  # games changed places since their last search
+                self.tree.move_trees(sources)
             for t, x in enumerate(keep):
                 if x is not None:
                     n_nodes[t] = reroot(_tree(self.tree.arrays, t), np.asarray(x[1], np.int64),

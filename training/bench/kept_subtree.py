@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         setup(s, args.players, 7000 + g, 100, 0)
         mask = np.zeros(na, np.int8)
         since: list[int] | None = None
+        last: np.ndarray | None = None  # the state of the game's last search
         searched = 0
         while not rules.is_over(s):
             if rules.legal_mask(s, mask) == 1:
@@ -77,9 +78,9 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
                 rules.apply_action(s, a)
                 continue
             d = determinize(s, int(s[CURRENT]), rng)
-            last = kept._last_root
             may_keep = since is not None and last is not None and same_information(last, d)
             counts = kept.root_visits(d, after=since)
+            last = d
             decisions += 1
             if may_keep:
                 judged = judge.root_visits(d)
