@@ -16,8 +16,11 @@ from agents.models import resolve_model
 from agents.net import forward_numpy
 from agents.positions import sample_states
 from agents.search_batch import BatchedSearch
+from agents.subtree import same_information
 from agents.torch_evaluator import TorchEvaluator
+from splendor_env import rules
 from splendor_env import state as st
+from splendor_env.actions import NUM_ACTIONS
 from splendor_env.determinize import determinize
 from tests.helpers.selfplay_jobs import SIMS, selfplay_test_job
 from training.search import config as search_config
@@ -169,6 +172,64 @@ def test_torch_evaluates_as_numba_does_to_float_rounding(device: str) -> None:
         )
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
+    """``selfplay.reuse`` on the GPU path: with torch's evaluator, trees in a ring of lanes, the next
+    search of each game goes on in the subtree of its move (the games in other places, so the trees
+    follow them): its moves keep at least the visits they had there, the budget counts them, and
+    the answer is numba's to float rounding."""
+    az = _agent("az_2p")
+    sims = 48  # enough for the visited moves to include one that draws no card
+    net = az.network(2, ())
+    roots = [r for r in _roots(2, (), 60, seed=7) if len(_legal(r)) > 1][:6]
+    k = len(roots)
+    seeds = np.arange(k, dtype=np.uint64)
+    params = _params(az, 2, (), k)
+    ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), device)
+    numba = BatchedSearch(net.weights, k, sims, 4)
+    lanes = BatchedSearch(net.weights, k, sims, 4, ev, lane_trees=2)
+    numba_counts, _ = numba.search(np.array(roots, np.int32), seeds, *params)
+    lanes.search(np.array(roots, np.int32), seeds, *params)
+    keep, after, before = [], [], []
+    for t, s in enumerate(roots):  # each tree's most visited move that draws no card, if one has visits
+        moves = [int(a) for a in np.argsort(-numba_counts[t]) if numba_counts[t][a] >= 2]
+        a = next((a for a in moves if same_information(s, _played(s, a))), None)
+        after.append(_played(s, moves[0] if a is None else a))
+        if a is None:  # a card is drawn: this game's tree starts afresh beside the kept ones
+            keep.append(None)
+            before.append(None)
+            continue
+        child, visits = lanes.tree.arrays[0][t], lanes.tree.arrays[2][t]
+        below = int(child[0, a])
+        assert below > 0
+        before.append(np.where(child[below] >= 0, visits[np.maximum(child[below], 0)], 0))
+        keep.append((t, np.array([a], np.int64)))
+    assert sum(x is not None for x in keep) >= 4
+    order = np.arange(k)[::-1]  # the games changed places since their last search
+    new_roots = np.array([after[t] for t in order], np.int32)
+    ref_counts, ref_values = numba.search(new_roots, seeds, *params, keep=[keep[t] for t in order])
+    counts, values = lanes.search(new_roots, seeds, *params, keep=[keep[t] for t in order])
+    for i, t in enumerate(order):
+        assert np.floor(counts[i]).sum() == sims - 1  # the budget counts the kept visits
+        if before[t] is not None:
+            assert (np.floor(counts[i]) >= before[t]).all() and before[t].sum() > 0
+    assert np.abs(values - ref_values).max() < 1e-3
+    same = sum(np.array_equal(np.floor(a), np.floor(b)) for a, b in zip(counts, ref_counts, strict=True))
+    assert same >= k - 1
+
+
+def _legal(s: np.ndarray) -> list[int]:
+    mask = np.zeros(NUM_ACTIONS, np.int8)
+    rules.legal_mask(s, mask)
+    return [int(a) for a in np.flatnonzero(mask)]
+
+
+def _played(s: np.ndarray, action: int) -> np.ndarray:
+    out = s.copy()
+    rules.apply_action(out, action)
+    return out
+
+
 def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
     for k in FIELDS:
         assert a["positions"][k].dtype == b["positions"][k].dtype, k
@@ -216,7 +277,9 @@ def test_a_batched_job_equals_the_per_game_job(
 
 
 @needs_cuda
-@pytest.mark.parametrize("extra", [{}, {"root": "gumbel", "gumbel_actions": 4}], ids=["puct", "gumbel"])
+@pytest.mark.parametrize(
+    "extra", [{}, {"root": "gumbel", "gumbel_actions": 4}, {"reuse": True}], ids=["puct", "gumbel", "reuse"]
+)
 def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra: dict[str, Any]) -> None:
     """On a GPU the leaves' float rounding differs from numba's, so the games may differ from the
     per-game path's: every game of the job recorded, every field of a position filled, every target
