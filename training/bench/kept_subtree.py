@@ -1,6 +1,7 @@
 """How good a search is that goes on in the subtree kept from the last move (``selfplay.reuse``).
 
-    python -m training.bench.kept_subtree [--players 2] [--games 60] [--sims 100] [--judge-sims 800]
+    python -m training.bench.kept_subtree [--players 2] [--modules ...] [--games 60] [--sims 100]
+        [--judge-sims 800]
 
 Why: with ``selfplay.reuse`` a self-play search starts from the subtree the moves since the game's
 last search lead to, and its visits count in the budget (:meth:`agents.az.AZAgent.root_visits`'s
@@ -35,37 +36,47 @@ def _distribution(counts: np.ndarray) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     from agents import build
+    from agents.models import default_model
     from agents.subtree import same_information
     from splendor_env import rules
     from splendor_env.actions import num_actions
     from splendor_env.deal import setup
     from splendor_env.determinize import determinize
-    from splendor_env.state import CURRENT, state_size
+    from splendor_env.state import CURRENT, parse_modules, state_size
 
     ap = argparse.ArgumentParser(prog="python -m training.bench.kept_subtree", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--players", type=int, default=2, choices=[2, 3, 4])
+    ap.add_argument("--modules", nargs="*", default=[], help="module names (default: the base game)")
     ap.add_argument("--games", type=int, default=60)
     ap.add_argument("--sims", type=int, default=100, help="the budget of the kept and fresh searches")
     ap.add_argument("--judge-sims", type=int, default=800, help="the judge's budget")
     ap.add_argument("--sample-moves", type=int, default=10, help="decisions sampled from the visit counts")
-    ap.add_argument("--init", default=None, help="network (default: az's for the player count)")
+    ap.add_argument("--init", default=None, help="network (default: az's for the game)")
     ap.add_argument("--seed", type=int, default=0, help="deals from 7000 + game, sampling from this seed")
     args = ap.parse_args(argv)
     if min(args.games, args.sims, args.judge_sims) < 1:
         raise CliError("--games, --sims and --judge-sims must be >= 1")
-    net = args.init or ("az_2p_v3" if args.players == 2 else "az_3_4p_v2")
+    try:
+        bits = parse_modules(args.modules)
+    except (TypeError, ValueError) as e:
+        raise CliError(f"--modules: {e}") from None
+    net = args.init or default_model(args.players, args.modules)
+    if net is None:
+        raise CliError(
+            f"no shipped network for {args.players} players with modules {args.modules}: pass --init"
+        )
     kept = build(f"az:{net},sims={args.sims}", seed=args.seed + 1)
     others = [build(f"az:{net},sims={args.sims}", seed=args.seed + k) for k in (2, 3)]
     judge = build(f"az:{net},sims={args.judge_sims}", seed=args.seed + 4)
     rng = np.random.default_rng(args.seed)
-    na = num_actions(0)
+    na = num_actions(bits)
     picks, values, distances = [], [], []
     decisions = 0
     start = time.perf_counter()
     for g in range(args.games):
-        s = np.zeros(state_size(0), np.int32)
-        setup(s, args.players, 7000 + g, 100, 0)
+        s = np.zeros(state_size(bits), np.int32)
+        setup(s, args.players, 7000 + g, 100, bits)
         mask = np.zeros(na, np.int8)
         since: list[int] | None = None
         last: np.ndarray | None = None  # the state of the game's last search
@@ -105,7 +116,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
             rules.apply_action(s, a)
     n = len(picks)
     print(
-        f"{args.players} players, network {net}, {args.games} games, {decisions} searched decisions, "
+        f"{args.players} players, modules {args.modules or 'none'}, network {net}, {args.games} games, {decisions} searched decisions, "
         f"{n} ({n / max(decisions, 1):.0%}) where a subtree may be kept; {args.sims} simulations a search, "
         f"judge {args.judge_sims}; {time.perf_counter() - start:.0f} s"
     )
