@@ -18,10 +18,9 @@ from agents.positions import sample_states
 from agents.search_batch import BatchedSearch
 from agents.subtree import same_information
 from agents.torch_evaluator import TorchEvaluator
-from splendor_env import rules
 from splendor_env import state as st
-from splendor_env.actions import NUM_ACTIONS
 from splendor_env.determinize import determinize
+from tests.helpers import legal, play
 from tests.helpers.selfplay_jobs import SIMS, selfplay_test_job
 from training.search import config as search_config
 from training.search.batched_selfplay import selfplay_job_batched
@@ -181,7 +180,7 @@ def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
     az = _agent("az_2p")
     sims = 48  # enough for the visited moves to include one that draws no card
     net = az.network(2, ())
-    roots = [r for r in _roots(2, (), 60, seed=7) if len(_legal(r)) > 1][:6]
+    roots = [r for r in _roots(2, (), 60, seed=7) if len(legal(r)) > 1][:6]
     k = len(roots)
     seeds = np.arange(k, dtype=np.uint64)
     params = _params(az, 2, (), k)
@@ -193,8 +192,8 @@ def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
     keep, after, before = [], [], []
     for t, s in enumerate(roots):  # each tree's most visited move that draws no card, if one has visits
         moves = [int(a) for a in np.argsort(-numba_counts[t]) if numba_counts[t][a] >= 2]
-        a = next((a for a in moves if same_information(s, _played(s, a))), None)
-        after.append(_played(s, moves[0] if a is None else a))
+        a = next((a for a in moves if same_information(s, play(s, a))), None)
+        after.append(play(s, moves[0] if a is None else a))
         if a is None:  # a card is drawn: this game's tree starts afresh beside the kept ones
             keep.append(None)
             before.append(None)
@@ -216,18 +215,6 @@ def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
     assert np.abs(values - ref_values).max() < 1e-3
     same = sum(np.array_equal(np.floor(a), np.floor(b)) for a, b in zip(counts, ref_counts, strict=True))
     assert same >= k - 1
-
-
-def _legal(s: np.ndarray) -> list[int]:
-    mask = np.zeros(NUM_ACTIONS, np.int8)
-    rules.legal_mask(s, mask)
-    return [int(a) for a in np.flatnonzero(mask)]
-
-
-def _played(s: np.ndarray, action: int) -> np.ndarray:
-    out = s.copy()
-    rules.apply_action(out, action)
-    return out
 
 
 def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:

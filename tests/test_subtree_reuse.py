@@ -12,7 +12,6 @@ import pytest
 
 from agents import build
 from agents.subtree import same_information
-from splendor_env import rules
 from splendor_env.actions import RESERVE_MARKET, TAKE3, num_actions
 from splendor_env.deal import setup
 from splendor_env.state import (
@@ -26,6 +25,7 @@ from splendor_env.state import (
     player_offset,
     state_size,
 )
+from tests.helpers import play
 from tests.helpers.selfplay_jobs import selfplay_test_job
 from training.search import config as search_config
 
@@ -36,13 +36,6 @@ def _deal(players: int = 2, seed: int = 3, modules: int = 0) -> np.ndarray:
     s = np.zeros(state_size(modules), dtype=np.int32)
     setup(s, players, seed, 100, modules)
     return s
-
-
-def _after(s: np.ndarray, *actions: int) -> np.ndarray:
-    out = s.copy()
-    for a in actions:
-        rules.apply_action(out, a)
-    return out
 
 
 def _subtree(arrays: tuple, node: int) -> list[tuple]:
@@ -93,8 +86,8 @@ def test_a_path_that_leaves_the_tree_keeps_nothing_and_changes_nothing() -> None
 
 def test_same_information_only_without_draws_or_hidden_cards() -> None:
     s = _deal()
-    assert same_information(s, _after(s, TAKE3))  # tokens: no card drawn
-    assert not same_information(s, _after(s, RESERVE_MARKET))  # the market slot is refilled
+    assert same_information(s, play(s, TAKE3))  # tokens: no card drawn
+    assert not same_information(s, play(s, RESERVE_MARKET))  # the market slot is refilled
     blind = s.copy()
     po = player_offset(1)
     blind[po + P_RESERVED] = int(s[DECK_COUNT])  # any card id: only the flag matters here
@@ -114,7 +107,7 @@ def test_the_search_goes_on_in_the_subtree_and_counts_its_visits() -> None:
     az, s, tree = _searched()
     fresh = build(f"az:az_2p,sims={SIMS}", seed=5)
     fresh.root_visits(s)
-    new = _after(s, TAKE3)
+    new = play(s, TAKE3)
     kept_visits = tree.arrays[2][int(tree.arrays[0][0, TAKE3])]
     assert kept_visits > 1
     kept = az.root_visits(new, after=[TAKE3])
@@ -128,7 +121,7 @@ def test_across_a_draw_the_search_starts_afresh() -> None:
     az, s, _ = _searched()
     fresh = build(f"az:az_2p,sims={SIMS}", seed=5)
     fresh.root_visits(s)
-    new = _after(s, RESERVE_MARKET)
+    new = play(s, RESERVE_MARKET)
     assert np.array_equal(az.root_visits(new, after=[RESERVE_MARKET]), fresh.root_visits(new))
 
 
@@ -158,7 +151,7 @@ def test_the_actions_of_the_module_game_fit_the_tree() -> None:
     s = _deal(modules=mods)
     az.root_visits(s)
     assert az.last_tree.num_actions == num_actions(mods)
-    new = _after(s, TAKE3)
+    new = play(s, TAKE3)
     assert same_information(s, new)
     az.root_visits(new, after=[TAKE3])
     assert az.simulations == 24
