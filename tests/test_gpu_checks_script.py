@@ -37,4 +37,5 @@ def test_the_gpu_checks_run_every_step_on_the_cpu(tmp_path: Path) -> None:
     assert "rc 1" not in log and "rc 124" not in log
     assert log.count("batched / per-game: x") == 2, log  # the two benchmarks printed their ratio
     assert "subtrees kept" in log
+    assert "batched with kept subtrees / per-game without: x" in log  # the figure, computed
     assert "no CUDA GPU" in log  # the CUDA tests were collected (and skip here)
