@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from training.bench import network as bench_network
@@ -29,3 +30,17 @@ def test_torch_adds_the_time_of_the_forward_pass_in_torch() -> None:
     )
     assert set(results["az_2p"]) == {"forward_us", "values_us", "torch_forward_us"}
     assert results["az_2p"]["torch_forward_us"] > 0
+
+
+@pytest.mark.parametrize("precision", ["bfloat16", "int8"])
+def test_torch_precision_times_the_forward_pass_in_lower_precision(precision: str) -> None:
+    results = bench_network.main(
+        ["--models", "az_2p", "--batch", "4", "--calls", "2", "--repeats", "1", "--torch",
+         "--torch-precision", precision]
+    )  # fmt: skip
+    assert results["az_2p"]["torch_forward_us"] > 0
+
+
+def test_an_unknown_precision_is_named() -> None:
+    with pytest.raises(CliError, match="'float8' is not one of float32, bfloat16, int8"):
+        bench_network.torch_forward_us(None, np.zeros((1, 1), np.float32), 1, 1, 1, "float8")

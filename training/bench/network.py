@@ -1,7 +1,7 @@
 """The search's network in numba: microseconds per position of each shipped network's forward pass.
 
     python -m training.bench.network [--models az_2p az_3_4p az_modules_2p] [--batch 8] [--repeats 20]
-        [--torch] [--json FILE]
+        [--torch] [--torch-precision float32|bfloat16|int8] [--json FILE]
 
 Why: about 70% of a search is this network (:mod:`agents.net`), called for ``batch`` leaves at a
 time (``net_forward``: the seat on move's actor and critic) and for the other seats' views of
@@ -12,7 +12,9 @@ position on base-game positions (module positions for a module network), the bes
 ``--repeats`` blocks, so that a change to the network's code can be checked before and after.
 ``--torch`` also times the same forward pass in torch on the CPU (one thread, the batched search's
 :class:`agents.torch_evaluator.TorchEvaluator`), which is what a larger ``--batch`` would have to
-beat for a CPU to gain from evaluating many searches' leaves in one call.
+beat for a CPU to gain from evaluating many searches' leaves in one call; ``--torch-precision``
+times it in lower precision (``bfloat16`` autocast, which a CPU with AMX runs in its matrix
+units; ``int8`` dynamic quantisation of the linear layers), the other way a CPU might gain.
 """
 
 from __future__ import annotations
@@ -43,9 +45,14 @@ def best_us(call: Callable[[], None], calls: int, repeats: int) -> float:
     return min(times)
 
 
-def bench_model(name: str, batch: int, calls: int, repeats: int, torch: bool = False) -> dict[str, float]:
+PRECISIONS = ("float32", "bfloat16", "int8")
+
+
+def bench_model(
+    name: str, batch: int, calls: int, repeats: int, torch: bool = False, precision: str = "float32"
+) -> dict[str, float]:
     """``{"forward_us", "values_us"}`` per position of shipped network ``name`` on ``batch`` positions
-    (and ``"torch_forward_us"`` with ``torch``)."""
+    (and ``"torch_forward_us"`` with ``torch``, in ``precision``)."""
     from agents.checkpoint import load_model
     from agents.models import resolve_model, shipped_models
     from agents.net import NetBuffers, export_network, net_forward, net_values, num_actions_of
@@ -77,17 +84,39 @@ def bench_model(name: str, batch: int, calls: int, repeats: int, torch: bool = F
         "values_us": best_us(values, calls, repeats) / batch,
     }
     if torch:
-        out["torch_forward_us"] = torch_forward_us(model.policy, obs, num_actions_of(weights), calls, repeats)
+        out["torch_forward_us"] = torch_forward_us(
+            model.policy, obs, num_actions_of(weights), calls, repeats, precision
+        )
     return out
 
 
-def torch_forward_us(policy: object, obs: np.ndarray, num_actions: int, calls: int, repeats: int) -> float:
+def torch_forward_us(
+    policy: object,
+    obs: np.ndarray,
+    num_actions: int,
+    calls: int,
+    repeats: int,
+    precision: str = "float32",
+) -> float:
     """Microseconds a position of the policy's actor and critic in torch on one CPU thread, over the
-    rows of ``obs`` at once (the batched search's evaluator, as it runs there)."""
+    rows of ``obs`` at once (the batched search's evaluator, as it runs there), in ``precision``
+    (one of :data:`PRECISIONS`)."""
+    import contextlib
+    import copy
+    import warnings
+
     import torch as th
 
     from agents.torch_evaluator import TorchEvaluator
 
+    if precision not in PRECISIONS:
+        raise CliError(f"--torch-precision: {precision!r} is not one of {', '.join(PRECISIONS)}")
+    if precision == "int8":
+        with warnings.catch_warnings():  # torch.ao's quantisation API warns that it is deprecated
+            warnings.simplefilter("ignore")
+            policy = th.ao.quantization.quantize_dynamic(
+                copy.deepcopy(policy), {th.nn.Linear}, dtype=th.qint8
+            )
     threads = th.get_num_threads()
     th.set_num_threads(1)
     try:
@@ -95,7 +124,11 @@ def torch_forward_us(policy: object, obs: np.ndarray, num_actions: int, calls: i
         lane.obs[:] = obs
 
         def forward() -> None:
-            lane.submit(len(obs), 0)
+            cast = (
+                th.autocast("cpu", dtype=th.bfloat16) if precision == "bfloat16" else contextlib.nullcontext()
+            )
+            with cast:
+                lane.submit(len(obs), 0)
             lane.wait()
 
         return best_us(forward, calls, repeats) / len(obs)
@@ -113,17 +146,25 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     ap.add_argument(
         "--torch", action="store_true", help="also time the forward pass in torch (CPU, one thread)"
     )
+    ap.add_argument(
+        "--torch-precision",
+        choices=PRECISIONS,
+        default="float32",
+        help="the torch forward pass's precision: bfloat16 autocast or int8 dynamic quantisation",
+    )
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
     if args.batch < 1 or args.calls < 1 or args.repeats < 1:
         ap.error("--batch, --calls and --repeats must be at least 1")
     results = {}
     for name in args.models:
-        results[name] = bench_model(name, args.batch, args.calls, args.repeats, args.torch)
+        results[name] = bench_model(
+            name, args.batch, args.calls, args.repeats, args.torch, args.torch_precision
+        )
         r = results[name]
         line = f"{name:16s} net_forward {r['forward_us']:7.2f} us/position   net_values {r['values_us']:7.2f} us/position"
         if args.torch:
-            line += f"   torch forward {r['torch_forward_us']:7.2f} us/position"
+            line += f"   torch {args.torch_precision} forward {r['torch_forward_us']:7.2f} us/position"
         print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
