@@ -44,3 +44,9 @@ def test_torch_precision_times_the_forward_pass_in_lower_precision(precision: st
 def test_an_unknown_precision_is_named() -> None:
     with pytest.raises(CliError, match="'float8' is not one of float32, bfloat16, int8"):
         bench_network.torch_forward_us(None, np.zeros((1, 1), np.float32), 1, 1, 1, "float8")
+
+
+def test_a_precision_without_torch_is_refused(capsys) -> None:
+    with pytest.raises(SystemExit):
+        bench_network.main(["--models", "az_2p", "--torch-precision", "int8"])
+    assert "--torch-precision times the torch forward pass: add --torch" in capsys.readouterr().err

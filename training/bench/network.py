@@ -156,6 +156,8 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     args = ap.parse_args(argv)
     if args.batch < 1 or args.calls < 1 or args.repeats < 1:
         ap.error("--batch, --calls and --repeats must be at least 1")
+    if args.torch_precision != "float32" and not args.torch:
+        ap.error("--torch-precision times the torch forward pass: add --torch")
     results = {}
     for name in args.models:
         results[name] = bench_model(
