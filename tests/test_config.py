@@ -200,6 +200,63 @@ def test_load_errors(tmp_path: Path) -> None:
         C.load(bad)
 
 
+def test_a_config_starts_from_its_base(tmp_path: Path) -> None:
+    """``base:`` (relative to the file) is read first; the file's keys merge over it, mappings key by
+    key, lists replaced, and a base may have its own base."""
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "root.yaml").write_text(
+        "players: 3\nseed: 5\nppo: {learning_rate: 1e-4, n_epochs: 7}\nnetwork: {net_arch: [64, 64]}\n"
+    )
+    (tmp_path / "recipes" / "middle.yaml").write_text("base: root.yaml\nseed: 6\nppo: {n_epochs: 3}\n")
+    variant = tmp_path / "variant.yaml"
+    variant.write_text("base: recipes/middle.yaml\nnetwork: {net_arch: [32]}\n")
+    cfg = C.load(variant, ["ppo.gamma=0.9"])
+    assert (cfg.players, cfg.seed) == (3, 6)  # the root's, then the middle's
+    assert (cfg.ppo.learning_rate, cfg.ppo.n_epochs, cfg.ppo.gamma) == (1e-4, 3, 0.9)  # merged key by key
+    assert cfg.network.net_arch == [32]  # a list is replaced, not merged
+    assert cfg == C.from_dict(
+        {
+            "players": 3,
+            "seed": 6,
+            "ppo": {"learning_rate": 1e-4, "n_epochs": 3, "gamma": 0.9},
+            "network": {"net_arch": [32]},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "match"),
+    [
+        ({"v.yaml": "base: gone.yaml\n"}, "v.yaml: base: config file not found: .*gone.yaml"),
+        (
+            {"v.yaml": "base: [a.yaml]\n"},
+            r"v.yaml: base: expected the path of another config file, got \['a.yaml'\]",
+        ),
+        ({"v.yaml": "base: ''\n"}, "v.yaml: base: expected the path of another config file, got ''"),
+        (
+            {"v.yaml": "base: a.yaml\n", "a.yaml": "base: v.yaml\n"},
+            r"base: the bases form a cycle \(v.yaml -> a.yaml -> v.yaml\)",
+        ),
+        ({"v.yaml": "base: v.yaml\n"}, r"base: the bases form a cycle \(v.yaml -> v.yaml\)"),
+        ({"v.yaml": "base: a.yaml\n", "a.yaml": "- 1\n"}, "a.yaml: the top level must be a mapping"),
+        ({"v.yaml": "base: a.yaml\n", "a.yaml": "bogus: 1\n"}, "unknown key 'bogus'"),
+    ],
+)
+def test_bad_bases_are_one_line_naming_the_file(tmp_path: Path, files: dict[str, str], match: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(C.ConfigError, match=match):
+        C.load(tmp_path / "v.yaml")
+
+
+def test_base_cannot_be_set_from_the_command_line(tmp_path: Path) -> None:
+    """``base`` is read with the file; afterwards it is no field of the config."""
+    path = tmp_path / "c.yaml"
+    path.write_text("players: 2\n")
+    with pytest.raises(C.ConfigError, match="unknown key 'base'"):
+        C.load(path, ["base=other.yaml"])
+
+
 def test_cli_reports_config_errors(capsys) -> None:
     from training.common.cli import run_cli
     from training.train import main

@@ -124,6 +124,12 @@ def test_shipped_configs_are_valid() -> None:
         short = search_config.load(root / f"search_{name}.yaml", check_specs=False)
         assert (long.player_counts, long.modules) == (short.player_counts, short.modules)
         assert long.init == init and long.max_total_wall_minutes == 720 and long.max_wall_minutes <= 150
+    # a variant is its base (``base:``) with what it writes over it
+    kept = search_config.load(root / "search_2p_kept_long.yaml", check_specs=False).model_dump()
+    long = search_config.load(root / "search_2p_long.yaml", check_specs=False).model_dump()
+    long.update(init="az_2p_v3", output_dir="runs/search_2p_v4", max_wall_minutes=100)
+    long["selfplay"].update(sims=160, reuse=True)
+    assert kept == long
 
 
 def test_visit_target_and_move_choice() -> None:

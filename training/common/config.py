@@ -290,12 +290,37 @@ class ConfigReader(typing.Generic[M]):
 
 
 def read_mapping(path: str | Path) -> dict[str, Any]:
-    """The YAML mapping in ``path``; a missing, binary, empty or malformed file is one ConfigError line."""
-    p = Path(path)
-    if not p.is_file():
+    """The YAML mapping in ``path``; a missing, binary, empty or malformed file is one ConfigError line.
+
+    A file may start from another with ``base: other.yaml`` (a path relative to the file): its
+    mapping is the base's with this file's keys merged over it (mappings key by key, lists and
+    scalars replaced), so a variant of a recipe lists only what it changes. Bases may chain."""
+    return _read_with_bases(Path(path), ())
+
+
+def _read_with_bases(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+    raw = _read_one(path)
+    if "base" not in raw:
+        return raw
+    base = raw.pop("base")
+    if not isinstance(base, str) or not base.strip():
+        raise ConfigError(f"{path}: base: expected the path of another config file, got {base!r}")
+    base_path = (path.parent / base).resolve()
+    here = (*chain, path.resolve())
+    if base_path in here:
+        cycle = " -> ".join(p.name for p in (*here, base_path))
+        raise ConfigError(f"{path}: base: the bases form a cycle ({cycle})")
+    if not base_path.is_file():
+        raise ConfigError(f"{path}: base: config file not found: {str(base_path)!r}")
+    return _merge(_read_with_bases(base_path, here), raw)
+
+
+def _read_one(path: Path) -> dict[str, Any]:
+    """One file's own mapping (its ``base`` not yet followed)."""
+    if not path.is_file():
         raise ConfigError(f"config file not found: {str(path)!r}")
     try:
-        text = p.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not a UTF-8 text file (byte {e.start}); expected a YAML config") from None
     if "\x00" in text:
