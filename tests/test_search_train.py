@@ -127,7 +127,9 @@ def test_shipped_configs_are_valid() -> None:
     # a variant is its base (``base:``) with what it writes over it
     kept = search_config.load(root / "search_2p_kept_long.yaml", check_specs=False).model_dump()
     long = search_config.load(root / "search_2p_long.yaml", check_specs=False).model_dump()
-    long.update(init="az_2p_v3", output_dir="runs/search_2p_v4", max_wall_minutes=100)
+    long.update(
+        init="az_2p_v3", output_dir="runs/search_2p_v4", max_wall_minutes=100, max_total_wall_minutes=360
+    )
     long["selfplay"].update(sims=160, reuse=True)
     assert kept == long
 
