@@ -9,35 +9,17 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from training.app.server import make_server, warm_up
+from training.app.server import serve_in_thread
 
-
-@contextmanager
-def app_server(records_dir: str | Path = "results", **options: Any) -> Iterator[str]:
-    """A running server on 127.0.0.1 and a free port; yields its URL (``http://127.0.0.1:PORT/``)."""
-    warm_up()
-    server = make_server("127.0.0.1", 0, records_dir=records_dir, **options)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield server.url
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()
+#: A running server on a free port (the app's own helper, shared with the browser benchmark).
+app_server = serve_in_thread
 
 
 def call(

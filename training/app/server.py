@@ -49,6 +49,8 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -437,6 +439,28 @@ def make_server(
         Path(records_dir), None if models_dir is None else Path(models_dir), float(max_ms_per_move)
     )
     return AppServer(host, port, limits, verbose=verbose)
+
+
+@contextmanager
+def serve_in_thread(records_dir: str | Path = "results", **options: Any) -> Iterator[str]:
+    """A running server on 127.0.0.1 and a free port, in a daemon thread; yields its URL.
+
+    For the tests and the browser benchmark, which need a real server (uvicorn,
+    its threads, its guards) started and stopped by the caller, not by hand.
+    """
+    warm_up()
+    server = make_server("127.0.0.1", 0, records_dir=records_dir, **options)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()
 
 
 def warm_up() -> float:
