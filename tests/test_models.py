@@ -29,6 +29,7 @@ NAMES = [
     "az_2p_v2",
     "az_2p_v3",
     "az_2p_v4",
+    "az_2p_v5",
     "az_3_4p",
     "az_3_4p_v2",
     "az_modules_2p",
@@ -97,7 +98,7 @@ def test_metadata_matches_the_loaded_model(name: str) -> None:
 @pytest.mark.parametrize(
     ("players", "modules", "name"),
     [
-        (2, (), "az_2p_v4"),
+        (2, (), "az_2p_v5"),
         (3, (), "az_3_4p_v2"),
         (4, (), "az_3_4p_v2"),
         (2, ALL, "az_modules_2p_v2"),
@@ -253,9 +254,9 @@ for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
 from agents.models import default_model, resolve_model, shipped_models
 
-assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_2p_v4", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "az_modules_2p_v2", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
+assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_2p_v4", "az_2p_v5", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "az_modules_2p_v2", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
-assert default_model(2, ()) == "az_2p_v4"
+assert default_model(2, ()) == "az_2p_v5"
 import numpy as np
 from agents.runner import decision_state
 

@@ -228,7 +228,7 @@ def az() -> agents.Agent:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "n, modules, network",
-    [(2, (), "az_2p_v4"), (3, (), "az_3_4p_v2"), (4, (), "az_3_4p_v2"), (2, ALL, "az_modules_2p_v2")],
+    [(2, (), "az_2p_v5"), (3, (), "az_3_4p_v2"), (4, (), "az_3_4p_v2"), (2, ALL, "az_modules_2p_v2")],
 )
 def test_az_picks_the_network_of_the_game(az: agents.Agent, n: int, modules: tuple, network: str) -> None:
     az.check_game(n, modules)
