@@ -20,7 +20,7 @@ from agents.models import shipped_names
 from tests.helpers.app_server import app_server, call, raw_request
 from training.app import checks
 from training.app.checks import ApiError, Limits, check_seat, inside, json_depth
-from training.app.server import MAX_BODY, Guard
+from training.app.server import BODY_TIMEOUT_S, MAX_BODY, Guard
 
 RECORD = {"num_players": 2, "seed": 1, "actions": []}
 
@@ -181,12 +181,15 @@ JSON = "Content-Type: application/json\r\n"
         (f"{JSON}Transfer-Encoding: gzip\r\n", b"{}", 400, "Transfer-Encoding"),
     ],
 )
-def test_a_bad_body_length_gets_a_json_error_within_two_seconds(
+def test_a_bad_body_length_gets_a_json_error_promptly(
     url: str, head: str, body: bytes, status: int, words: str
 ) -> None:
+    """At once, or for a body that never comes after the server's body timeout: never a hung connection."""
     seconds, raw = post(url, head, body)
     code, _, error = answer_of(raw)
-    assert code == status and words in error["error"] and seconds < 2.0, (seconds, raw[:300])
+    # the 2 s of slack keep a busy CI machine from failing a check of behaviour, not of speed
+    limit = BODY_TIMEOUT_S + 2.0 if status == 408 else 2.0
+    assert code == status and words in error["error"] and seconds < limit, (seconds, raw[:300])
     assert call(url, "GET", "/api/specs")[0] == 200  # and the server goes on
 
 
