@@ -39,6 +39,7 @@ from training.bench.app import (
     open_page,
     over,
     play_by_clicking,
+    play_move,
     start,
 )
 from training.common.cli import CliError
@@ -117,12 +118,8 @@ def test_a_four_player_game_with_every_module_is_played_by_clicking_the_board(
     rng = random.Random(click_seed)
     for _ in range(6):  # a few moves in, so that the screenshot shows cards and tokens in hand
         my_turn(page)
-        before = board_move(page)
         legal = page.evaluate("window.app.view.legal")
-        click_move(page, next((m for m in legal if m.get("gems")), legal[0]))
-        page.wait_for_function(
-            "before => document.getElementById('board').dataset.move !== before", arg=before
-        )
+        play_move(page, next((m for m in legal if m.get("gems")), legal[0]))
     my_turn(page)
     shoot(page, size, tmp_path)
     wide = size == "1280x800"
@@ -210,11 +207,7 @@ def test_a_move_answered_late_does_not_drop_the_next_click(page: Any) -> None:
     page.route("**/api/games/*/move", hold)
     for _ in range(2):
         my_turn(page)
-        before = board_move(page)
-        click_move(page, page.evaluate("window.app.view.legal")[0])
-        page.wait_for_function(
-            "before => document.getElementById('board').dataset.move !== before", arg=before
-        )
+        play_move(page, page.evaluate("window.app.view.legal")[0])
     page.wait_for_function("Number(document.getElementById('board').dataset.move) >= 4")
     assert len(held) == 2  # both moves were sent while their answers were held
     for route, response in held:  # the old answers arrive at last and change nothing
@@ -242,8 +235,7 @@ def test_a_refused_move_leaves_the_game_unchanged(page: Any) -> None:
     assert page.inner_html("#board") == svg and board_move(page) == move
     assert page.eval_on_selector_all("#table [data-action]", pieces) == armed
     # The game goes on from the same position: a legal click is played and clears the error.
-    click_move(page, page.evaluate("window.app.view.legal")[0])
-    page.wait_for_function("before => document.getElementById('board').dataset.move !== before", arg=move)
+    play_move(page, page.evaluate("window.app.view.legal")[0])
     assert page.inner_text("#error") == ""
     # A bad agent spec is said on the page too.
     page.click("#new-game")

@@ -11,8 +11,8 @@ this module's page driver and check what the page does; this prints how fast.
     python -m training.bench.app                     # every game and size below
     python -m training.bench.app --games 2p --sizes 1280x800
 
-Each game starts a server on a free port (:func:`training.app.server.serve_in_thread`)
-and plays it by clicking board pieces only, as a person would: a purchase when
+It starts one server on a free port (:func:`training.app.server.serve_in_thread`)
+and plays each game by clicking board pieces only, as a person would: a purchase when
 there is one, else a random move. The page times each move itself
 (``window.app.timings``: from the click that plays a move to the frame that
 shows the new board). Chromium is the distribution's (``/usr/bin/chromium``,
@@ -45,7 +45,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-#: The targets (the game-table issue): median click to board, and the two games' total.
+#: The targets: median click to board, and the two games' total.
 MOVE_MS_TARGET = 100.0
 GAMES_S_TARGET = 120.0
 SIZES = {"1280x800": (1280, 800), "390x844": (390, 844)}
@@ -152,6 +152,13 @@ def click_move(page: Any, move: dict[str, Any]) -> None:
             menu.click()
 
 
+def play_move(page: Any, move: dict[str, Any]) -> None:
+    """:func:`click_move`, then wait until the board shows a later move than before the click."""
+    before = board_move(page)
+    click_move(page, move)
+    page.wait_for_function("before => document.getElementById('board').dataset.move !== before", arg=before)
+
+
 def play_by_clicking(page: Any, rng: random.Random, fits: tuple[int, int] | None = None) -> int:
     """Click the board until the game ends: a purchase when there is one, else any move; returns the clicks.
 
@@ -165,11 +172,7 @@ def play_by_clicking(page: Any, rng: random.Random, fits: tuple[int, int] | None
         legal = page.evaluate("window.app.view.legal")
         buys = [m for m in legal if m["verb"].startswith("buy")]
         move = buys[0] if buys else rng.choice(legal)
-        before = board_move(page)
-        click_move(page, move)
-        page.wait_for_function(
-            "before => document.getElementById('board').dataset.move !== before", arg=before
-        )
+        play_move(page, move)
         clicks += 1
         _expect(page.inner_text("#error") == "", page.inner_text("#error"))
         if fits is not None:
