@@ -18,9 +18,9 @@ refresh_cache(
     Path(__file__).parent, package_sources(Path(__file__).parent, Path(splendor_env.__file__).parent)
 )
 
-from .base import Agent  # noqa: E402 - after the cache guard on purpose
-from .options import parse_options  # noqa: E402 - after the cache guard on purpose
-from .registry import (  # noqa: E402 - after the cache guard on purpose
+from agents.base import Agent  # noqa: E402 - after the cache guard on purpose
+from agents.options import parse_options  # noqa: E402 - after the cache guard on purpose
+from agents.registry import (  # noqa: E402 - after the cache guard on purpose
     ENTRY_POINT_GROUP,
     build,
     is_class_spec,

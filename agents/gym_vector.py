@@ -18,13 +18,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from agents.gym_view import OpponentsArg, check_learner_seat, opponent_pool
+from agents.pool import LearnerReward
+from agents.runner import opponent_rounds
 from splendor_env import state as st
 from splendor_env.env import OBS_HIGH
 from splendor_env.vector import MAX_SEED, SplendorBatch, sample_legal_actions
-
-from .gym_view import OpponentsArg, check_learner_seat, opponent_pool
-from .pool import LearnerReward
-from .runner import opponent_rounds
 
 
 class SplendorVectorEnv(gym.vector.VectorEnv):

@@ -18,13 +18,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agents.pool import LearnerReward, OpponentPool
+from agents.runner import decide
 from splendor_env import state as st
 from splendor_env.env import OBS_HIGH, IllegalActionError, as_action_id, raw_env
 from splendor_env.records import is_over, seat_of
 from splendor_env.render import render_as
-
-from .pool import LearnerReward, OpponentPool
-from .runner import decide
 
 OpponentsArg = Any  # str | Agent | Sequence[str | Agent] | Mapping[str, float] | OpponentPool
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import check_game
-from .registry import build
-from .runner import label_of
+from agents.base import check_game
+from agents.registry import build
+from agents.runner import label_of
 
 SNAPSHOTS = "snapshots"
 
@@ -90,7 +90,7 @@ class OpponentPool:
         """Freeze a saved learner checkpoint (or ``agent``) as an opponent; only the newest
         ``max_snapshots`` stay drawable. Evicted ones stay in :attr:`agents`: games in progress may use them."""
         if agent is None:
-            from .ppo import PPOAgent
+            from agents.players.ppo import PPOAgent
 
             agent = PPOAgent(
                 path, deterministic=self.snapshot_deterministic, seed=self.seed + 1000 + len(self.agents)

@@ -24,8 +24,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .base import Agent
-from .options import constructor_options, parse_options
+from agents.base import Agent
+from agents.options import constructor_options, parse_options
 
 #: The entry-point group through which an installed package adds named agents (``name = "pkg.mod:Class"``).
 ENTRY_POINT_GROUP = "splendor_env.agents"
@@ -36,18 +36,18 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 #: spec name -> one-line description (the registry's public face).
 _SPECS: dict[str, str] = {
     "random": "uniform over legal actions",
-    "greedy": "one-ply heuristic on the observation (agents/greedy/)",
+    "greedy": "one-ply heuristic on the observation (agents/players/greedy/)",
     "mcts": "determinised MCTS; mcts:key=value,...",
-    "ppo": "MaskablePPO checkpoint: ppo:NAME (a shipped model, agents.models) or ppo:path/to/model.zip",
+    "ppo": "MaskablePPO checkpoint: ppo:NAME (a shipped model, agents.nets.shipped) or ppo:path/to/model.zip",
     "az": "PUCT search guided by a network (the shipped one for the game by default); az[:MODEL][,key=value...]",
     "lookahead": "one-ply lookahead over the engine: two-card purchase plan, denial of the opponent's best buy",
-    "human": "a person at the terminal (agents/human.py): the board, the legal moves with codes, a prompt",
+    "human": "a person at the terminal (agents/players/human.py): the board, the legal moves with codes, a prompt",
     "rllib": "a policy trained by RLlib (python -m training.rllib_ppo): rllib:runs/NAME/checkpoint; needs the rllib extra",
 }
 
 
 #: spec name -> the module whose ``PARAMS`` table types its options (their names end its description).
-_OPTION_TABLES: dict[str, str] = {"mcts": "agents.mcts", "az": "agents.az"}
+_OPTION_TABLES: dict[str, str] = {"mcts": "agents.players.mcts", "az": "agents.players.az"}
 
 
 def known_specs() -> dict[str, str]:
@@ -203,17 +203,17 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
     """
     name, rest = parse_spec(spec)
     if name == "random":
-        from .random_agent import RandomAgent
+        from agents.players.random_agent import RandomAgent
 
         _no_options(name, rest, kwargs)
         return RandomAgent(seed)
     if name == "greedy":
-        from .greedy import GreedyAgent
+        from agents.players.greedy import GreedyAgent
 
         _no_options(name, rest, kwargs)
         return GreedyAgent(seed)
     if name == "mcts":
-        from .mcts import MCTSAgent
+        from agents.players.mcts import MCTSAgent
 
         options: dict[str, Any] = parse_options(rest)
         clash = sorted(set(options) & set(kwargs))
@@ -222,7 +222,7 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
         options.update(kwargs)
         return MCTSAgent(seed, **options)
     if name == "human":
-        from .human import HumanAgent
+        from agents.players.human import HumanAgent
 
         if rest:
             raise ValueError(f"agent 'human' takes no options in its spec (got {rest!r})")
@@ -233,19 +233,19 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
                 "the ppo spec needs a checkpoint path or shipped name: ppo:path/to/model.zip, ppo:ppo_2p"
             )
         try:
-            from .ppo import PPOAgent
+            from agents.players.ppo import PPOAgent
         except ImportError as exc:
             raise ImportError(
-                f"agent spec {spec!r} needs agents/ppo.py and its dependencies "
+                f"agent spec {spec!r} needs agents/players/ppo.py and its dependencies "
                 f"(torch, stable-baselines3, sb3-contrib: pip install -e '.[train]'): {exc}"
             ) from exc
         return PPOAgent(rest, seed=seed, **kwargs)
     if name == "az":
         try:
-            from .az import AZAgent, parse_az_spec
+            from agents.players.az import AZAgent, parse_az_spec
         except ImportError as exc:
             raise ImportError(
-                f"agent spec {spec!r} needs agents/az.py and its dependencies "
+                f"agent spec {spec!r} needs agents/players/az.py and its dependencies "
                 f"(torch, stable-baselines3, sb3-contrib: pip install -e '.[train]'): {exc}"
             ) from exc
         path, az_options = parse_az_spec(rest)
@@ -255,12 +255,12 @@ def make(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
         az_options.update(kwargs)
         return AZAgent(path, seed=seed, **az_options)
     if name == "lookahead":
-        from .lookahead import LookaheadAgent
+        from agents.players.lookahead import LookaheadAgent
 
         _no_options(name, rest, kwargs)
         return LookaheadAgent(seed)
     if name == "rllib":
-        from .rllib import RLlibAgent  # imports Ray only when built
+        from agents.players.rllib import RLlibAgent  # imports Ray only when built
 
         return RLlibAgent(rest, seed=seed, **kwargs)
     agent = _make_plugin(spec, seed, kwargs)
@@ -281,7 +281,7 @@ def is_model_path(spec: str) -> bool:
         return False
     if text.endswith(".zip") or Path(text).is_file():
         return True
-    from .models import resolve_model
+    from agents.nets.shipped import resolve_model
 
     try:
         resolve_model(text)

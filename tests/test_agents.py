@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import agents
-from agents.az import PARAMS as AZ_PARAMS
-from agents.greedy import GreedyAgent
-from agents.mcts import PARAMS, MCTSAgent
-from agents.random_agent import RandomAgent
+from agents.players.az import PARAMS as AZ_PARAMS
+from agents.players.greedy import GreedyAgent
+from agents.players.mcts import PARAMS, MCTSAgent
+from agents.players.random_agent import RandomAgent
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import CHOOSE_NOBLE, DISCARD, RESERVE_DECK
@@ -101,8 +101,8 @@ def test_make_errors(spec: str, kwargs: dict, message: str) -> None:
 
 
 def test_ppo_missing_module_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "agents.ppo", None)
-    with pytest.raises(ImportError, match="needs agents/ppo.py and its dependencies"):
+    monkeypatch.setitem(sys.modules, "agents.players.ppo", None)
+    with pytest.raises(ImportError, match="needs agents/players/ppo.py and its dependencies"):
         agents.make("ppo:model.zip")
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as hst
 
 import agents
 from agents.base import check_game
-from agents.greedy import GreedyAgent
-from agents.mcts import MCTSAgent
+from agents.players.greedy import GreedyAgent
+from agents.players.mcts import MCTSAgent
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agents.models import shipped_names
+from agents.nets.shipped import shipped_names
 from tests.helpers.app_server import app_server, call, raw_request
 from training.app import checks
 from training.app.checks import ApiError, Limits, check_seat, inside, json_depth
@@ -105,7 +105,7 @@ def test_the_path_check_comes_before_any_file_is_opened(folders: dict[str, Path]
         ("az:sims=99999999", "over this server's cap"),
         ("grredy", "unknown agent spec"),
         ("rllib:/tmp/run/checkpoint", "only from --models-dir"),
-        ("agents.mcts:MCTSAgent", "unknown agent spec"),  # no class of one's own
+        ("agents.players.mcts:MCTSAgent", "unknown agent spec"),  # no class of one's own
         ("mcts:sims", "must be key=value"),
     ],
 )

@@ -18,7 +18,7 @@ import pytest
 
 import agents
 from agents import runner
-from agents.mcts import MCTSAgent
+from agents.players.mcts import MCTSAgent
 from splendor_env.env import raw_env
 from splendor_env.records import replay
 from training.app import checks
@@ -258,7 +258,7 @@ def test_a_capped_search_plays_the_moves_of_the_search_its_spec_names(tmp_path: 
 
 def test_an_az_seat_is_held_to_the_cap(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from agents.az import AZAgent
+    from agents.players.az import AZAgent
 
     agent = build_seat("az:sims=100000", 5, 50.0)
     assert isinstance(agent, AZAgent) and clock_ms(agent) == 50.0

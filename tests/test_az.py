@@ -1,4 +1,4 @@
-"""The ``az`` agent: PUCT over determinised states guided by the shipped PPO network (agents/az.py)."""
+"""The ``az`` agent: PUCT over determinised states guided by the shipped PPO network (agents/players/az.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents
-from agents.az import AZAgent
 from agents.base import check_game
-from agents.models import resolve_model
-from agents.net import check_export, forward_numpy
+from agents.nets.numba_net import check_export, forward_numpy
+from agents.nets.shipped import resolve_model
+from agents.players.az import AZAgent
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize
@@ -248,8 +248,8 @@ def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
     loading and exporting set them to zero, and the network's outputs do not move."""
     import torch
 
-    from agents.checkpoint import flush_subnormal_weights, load_model
-    from agents.net import export_network
+    from agents.nets.checkpoint import flush_subnormal_weights, load_model
+    from agents.nets.numba_net import export_network
 
     # a search-training test earlier in this process may have set torch to flush subnormals
     # itself (training.search.loop does), which would zero the planted weights on write
@@ -278,7 +278,7 @@ def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
 
 def _with_network_options(monkeypatch: pytest.MonkeyPatch, name: str, options: dict[str, object]) -> None:
     """Make the shipped model ``name``'s metadata record ``options`` (``"az"``) for this test."""
-    from agents import models
+    from agents.nets import shipped as models
 
     real = models.shipped_models()
     real[name]["az"] = options

@@ -1,5 +1,6 @@
-"""Batched self-play (training/search/batched_selfplay.py) and its search driver (agents/search_batch.py):
-the same trees as the one-tree search, the same positions and records as the per-game path."""
+"""The one search driver (agents/search/driver.py) and self-play's games at once (training/search/selfplay.py):
+a tree searched beside others is the tree searched alone, a job's games played at once are the games
+played one at a time, and torch's evaluator answers as numba's to float rounding."""
 
 from __future__ import annotations
 
@@ -11,19 +12,18 @@ import numpy as np
 import pytest
 import torch
 
-from agents.az import AZAgent
-from agents.models import resolve_model
-from agents.net import forward_numpy
+from agents.nets.numba_net import forward_numpy
+from agents.nets.shipped import resolve_model
+from agents.nets.torch_evaluator import TorchEvaluator
+from agents.players.az import AZAgent
 from agents.positions import sample_states
-from agents.search_batch import BatchedSearch
-from agents.subtree import same_information
-from agents.torch_evaluator import TorchEvaluator
+from agents.search.driver import Search
+from agents.search.subtree import same_information
 from splendor_env import state as st
 from splendor_env.determinize import determinize
 from tests.helpers import legal, play
 from tests.helpers.selfplay_jobs import SIMS, selfplay_test_job
 from training.search import config as search_config
-from training.search.batched_selfplay import selfplay_job_batched
 from training.search.replay import FIELDS
 from training.search.selfplay import selfplay_job
 
@@ -61,6 +61,7 @@ def _search_alone(az: AZAgent, roots: list[np.ndarray], seeds: list[int]) -> lis
 
 
 def _params(az: AZAgent, n: int, modules: tuple[str, ...], k: int) -> tuple[np.ndarray, ...]:
+    """``(c, fpu, ptemp)`` of ``az``'s search for ``k`` roots."""
     p = az.search_params(az.network(n, modules), n)
     return tuple(np.full(k, float(p[key])) for key in ("c", "fpu", "ptemp"))
 
@@ -69,7 +70,7 @@ def _params(az: AZAgent, n: int, modules: tuple[str, ...], k: int) -> tuple[np.n
     ("model", "n", "modules"),
     [("az_2p", 2, ()), ("az_3_4p", 3, ()), ("az_3_4p", 4, ()), ("az_modules_2p", 2, ALL)],
 )
-def test_the_batched_driver_builds_the_trees_of_search_network(
+def test_a_tree_searched_beside_others_is_the_tree_searched_alone(
     model: str, n: int, modules: tuple[str, ...]
 ) -> None:
     az = _agent(model)
@@ -77,16 +78,18 @@ def test_the_batched_driver_builds_the_trees_of_search_network(
     roots = _roots(n, modules, 6, seed=n)
     seeds = [100 + i for i in range(len(roots))]
     alone = _search_alone(az, roots, seeds)
-    search = BatchedSearch(net.weights, len(roots) + 2, SIMS, 4, group=2)
+    search = Search(net.weights, len(roots) + 2, SIMS + 1, 4, group=2)
     k = len(roots)
     streams = np.array([np.random.default_rng(s).integers(0, 2**63) for s in seeds], dtype=np.uint64)
-    counts, values = search.search(np.array(roots, np.int32), streams, *_params(az, n, modules, k))
+    counts, values = search.search(
+        np.array(roots, np.int32), streams, _params(az, n, modules, k), np.full(k, SIMS)
+    )
     for t, (ref_counts, ref_value, ref_arrays) in enumerate(alone):
         assert np.array_equal(counts[t], ref_counts)
         assert values[t] == ref_value
-        used = int(search.tree.used[t])
+        used = int(search.trees.used[t])
         assert used == ref_arrays[0].shape[0]
-        mine = [a[t][:used] for a in search.tree.arrays[:7]]
+        mine = [a[t][:used] for a in search.trees.arrays[:7]]
         expanded = ref_arrays[6] == 1
         assert np.array_equal(mine[6], ref_arrays[6])
         for i in (0, 2, 3, 4, 5):  # child, visits, avail, wsum, mover: bit for bit
@@ -95,7 +98,7 @@ def test_the_batched_driver_builds_the_trees_of_search_network(
 
 
 @pytest.mark.parametrize(("model", "n", "modules"), [("az_2p", 2, ()), ("az_3_4p", 4, ())])
-def test_the_batched_gumbel_root_searches_as_the_agent_does_alone(
+def test_gumbels_root_beside_other_trees_searches_as_the_agent_does_alone(
     model: str, n: int, modules: tuple[str, ...]
 ) -> None:
     az = _agent(model)
@@ -111,22 +114,22 @@ def test_the_batched_gumbel_root_searches_as_the_agent_does_alone(
         streams.append(rng.integers(0, 2**63))
         noise.append(rng.gumbel(size=int(target.astype(bool).sum())))
     k = len(roots)
-    search = BatchedSearch(net.weights, k, SIMS, 4)
+    search = Search(net.weights, k, SIMS + 1, 4)
     params = _params(az, n, modules, k)
     moves, targets, values = search.gumbel_search(
-        np.array(roots, np.int32), np.array(streams, np.uint64), *params, noise, 4
+        np.array(roots, np.int32), np.array(streams, np.uint64), params, SIMS, noise, 4
     )
     for t, (move, target, value) in enumerate(alone):
         assert moves[t] == move and values[t] == value
         np.testing.assert_array_equal(targets[t], target)
     with pytest.raises(ValueError, match="root 0: 2 Gumbel draws for"):
         search.gumbel_search(
-            np.array(roots, np.int32), np.array(streams, np.uint64), *params, [np.zeros(2)] * k, 4
+            np.array(roots, np.int32), np.array(streams, np.uint64), params, SIMS, [np.zeros(2)] * k, 4
         )
     # torch's rounding gives other trees, but the same kind of answer: a legal move, a distribution
     ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), "cpu")
-    moves, targets, _ = BatchedSearch(net.weights, k, SIMS, 4, ev, lane_trees=2).gumbel_search(
-        np.array(roots, np.int32), np.array(streams, np.uint64), *params, noise, 4
+    moves, targets, _ = Search(net.weights, k, SIMS + 1, 4, ev, lane_trees=2).gumbel_search(
+        np.array(roots, np.int32), np.array(streams, np.uint64), params, SIMS, noise, 4
     )
     for t in range(k):
         legal = alone[t][1] > 0
@@ -157,12 +160,13 @@ def test_torch_evaluates_as_numba_does_to_float_rounding(device: str) -> None:
     )
     seeds = np.arange(k, dtype=np.uint64)
     params = _params(az, 2, (), k)
-    ref_counts, ref_values = BatchedSearch(net.weights, k, SIMS, 4).search(
-        np.array(roots, np.int32), seeds, *params
+    budget = np.full(k, SIMS)
+    ref_counts, ref_values = Search(net.weights, k, SIMS + 1, 4).search(
+        np.array(roots, np.int32), seeds, params, budget
     )
     for lane_trees in (1, 3, k):  # lanes in a ring, the last one shorter
-        counts, vals = BatchedSearch(net.weights, k, SIMS, 4, ev, lane_trees=lane_trees).search(
-            np.array(roots, np.int32), seeds, *params
+        counts, vals = Search(net.weights, k, SIMS + 1, 4, ev, lane_trees=lane_trees).search(
+            np.array(roots, np.int32), seeds, params, budget
         )
         assert np.abs(vals - ref_values).max() < 1e-3
         assert (
@@ -185,10 +189,11 @@ def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
     seeds = np.arange(k, dtype=np.uint64)
     params = _params(az, 2, (), k)
     ev = TorchEvaluator(copy.deepcopy(net.ppo.policy), device)
-    numba = BatchedSearch(net.weights, k, sims, 4)
-    lanes = BatchedSearch(net.weights, k, sims, 4, ev, lane_trees=2)
-    numba_counts, _ = numba.search(np.array(roots, np.int32), seeds, *params)
-    lanes.search(np.array(roots, np.int32), seeds, *params)
+    numba = Search(net.weights, k, sims + 1, 4)
+    lanes = Search(net.weights, k, sims + 1, 4, ev, lane_trees=2)
+    budget = np.full(k, sims)
+    numba_counts, _ = numba.search(np.array(roots, np.int32), seeds, params, budget)
+    lanes.search(np.array(roots, np.int32), seeds, params, budget)
     keep, after, before = [], [], []
     for t, s in enumerate(roots):  # each tree's most visited move that draws no card, if one has visits
         moves = [int(a) for a in np.argsort(-numba_counts[t]) if numba_counts[t][a] >= 2]
@@ -198,7 +203,7 @@ def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
             keep.append(None)
             before.append(None)
             continue
-        child, visits = lanes.tree.arrays[0][t], lanes.tree.arrays[2][t]
+        child, visits = lanes.trees.arrays[0][t], lanes.trees.arrays[2][t]
         below = int(child[0, a])
         assert below > 0
         before.append(np.where(child[below] >= 0, visits[np.maximum(child[below], 0)], 0))
@@ -206,8 +211,8 @@ def test_torch_lanes_go_on_in_kept_subtrees(device: str) -> None:
     assert sum(x is not None for x in keep) >= 4
     order = np.arange(k)[::-1]  # the games changed places since their last search
     new_roots = np.array([after[t] for t in order], np.int32)
-    ref_counts, ref_values = numba.search(new_roots, seeds, *params, keep=[keep[t] for t in order])
-    counts, values = lanes.search(new_roots, seeds, *params, keep=[keep[t] for t in order])
+    ref_counts, ref_values = numba.search(new_roots, seeds, params, budget, keep=[keep[t] for t in order])
+    counts, values = lanes.search(new_roots, seeds, params, budget, keep=[keep[t] for t in order])
     for i, t in enumerate(order):
         assert np.floor(counts[i]).sum() == sims - 1  # the budget counts the kept visits
         if before[t] is not None:
@@ -253,12 +258,11 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
         ),
     ],
 )
-def test_a_batched_job_equals_the_per_game_job(
+def test_a_jobs_games_at_once_are_its_games_one_at_a_time(
     players: list[int], modules: list[str], init: str, games: int, extra: dict[str, Any]
 ) -> None:
-    job = selfplay_test_job(players, modules, init, games, **extra)
-    per_game = selfplay_job(job)
-    batched = selfplay_job_batched(job)
+    per_game = selfplay_job(selfplay_test_job(players, modules, init, games, **extra))
+    batched = selfplay_job(selfplay_test_job(players, modules, init, games, batched=True, **extra))
     assert len(batched["positions"]["value"]) > 0
     _assert_same(per_game, batched)
 
@@ -271,8 +275,9 @@ def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra:
     """On a GPU the leaves' float rounding differs from numba's, so the games may differ from the
     per-game path's: every game of the job recorded, every field of a position filled, every target
     a distribution over the legal moves of its position."""
-    job = selfplay_test_job([2], [], "az_2p", 3, batched_device="cuda", **extra)
-    batched = selfplay_job_batched(job)
+    batched = selfplay_job(
+        selfplay_test_job([2], [], "az_2p", 3, batched=True, batched_device="cuda", **extra)
+    )
     pos = batched["positions"]
     assert len(batched["records"]) == 3 and len(pos["value"]) > 0
     assert set(pos) == set(FIELDS)
@@ -280,10 +285,10 @@ def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra:
     assert not (pos["policy"][pos["mask"] == 0] > 0).any()
 
 
-def test_games_with_opponents_are_played_by_the_per_game_path_in_job_order() -> None:
-    job = selfplay_test_job([2], [], "az_2p", 4, opponents=["greedy"], opponent_share=0.5)
-    per_game = selfplay_job(job)
-    batched = selfplay_job_batched(job)
+def test_games_with_opponents_are_played_one_at_a_time_in_job_order() -> None:
+    versus = {"opponents": ["greedy"], "opponent_share": 0.5}
+    per_game = selfplay_job(selfplay_test_job([2], [], "az_2p", 4, **versus))
+    batched = selfplay_job(selfplay_test_job([2], [], "az_2p", 4, batched=True, **versus))
     seats = [r["search_seat"] for r in batched["records"]]
     assert any(s >= 0 for s in seats) and any(s < 0 for s in seats)  # both kinds of game in the job
     _assert_same(per_game, batched)

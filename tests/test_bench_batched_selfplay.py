@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import agents.search_batch as sb
+import agents.search.driver as sb
 from training.bench import batched_selfplay as bench
 from training.common.cli import CliError
 
@@ -13,7 +13,7 @@ ARGS = ["--games", "2", "--sims", "8", "--init", "fresh"]
 
 
 def test_the_breakdown_accounts_for_the_batched_time_and_leaves_the_kernels_as_they_were(capsys) -> None:
-    kernels = {name: getattr(sb, name) for name in (*bench.KERNELS, "search_network_batched")}
+    kernels = {name: getattr(sb, name) for name in (*bench.KERNELS, "simulate")}
     out = bench.main([*ARGS, "--breakdown"])
     printed = capsys.readouterr().out
     assert "same positions and records: True" in printed  # the timed driver plays the same games

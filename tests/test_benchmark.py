@@ -48,7 +48,7 @@ def test_naming_the_network_keeps_version_1s_games_when_the_default_changes() ->
     now (a later network at 2 and 3-4 players), and where it is still the default, naming it
     changes no game."""
     import agents
-    from agents.models import default_model
+    from agents.nets.shipped import default_model
     from agents.runner import play_game
 
     def actions(spec: str, players: int) -> list[int]:

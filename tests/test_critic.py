@@ -13,9 +13,9 @@ pytest.importorskip("sb3_contrib")
 
 import torch
 
-from agents.checkpoint import load_model, model_bytes, model_from_bytes
-from agents.net import NetBuffers, check_export, export_network, forward_numpy, net_values
-from agents.policy_net import ResidualBlock
+from agents.nets.checkpoint import load_model, model_bytes, model_from_bytes
+from agents.nets.numba_net import NetBuffers, check_export, export_network, forward_numpy, net_values
+from agents.nets.policy_net import ResidualBlock
 from splendor_env import state as st
 from tests.helpers import decision_inputs, sample_states
 from training.common.config import ConfigError
@@ -87,7 +87,7 @@ def test_numba_network_equals_torch_for_both_critic_layouts(blocks: int, width: 
 
 
 def test_a_residual_critic_network_round_trips_and_plays_with_search() -> None:
-    from agents.az import AZAgent
+    from agents.players.az import AZAgent
 
     model = fresh_model(config(network={"critic_blocks": 1, "critic_width": 64}))
     again = model_from_bytes(model_bytes(model))
@@ -145,11 +145,14 @@ def test_aux_targets_are_each_seats_margin_and_the_turns_left() -> None:
 
 
 def test_selfplay_positions_carry_the_aux_targets() -> None:
-    from agents.az import AZAgent
-    from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from agents.players.az import AZAgent
+    from tests.helpers.selfplay_jobs import selfplay_options
+    from training.search.selfplay import game_seeds, play_selfplay_game
 
-    recorder = SearchRecorder(AZAgent(model=fresh_model(config()), seed=0, sims=4), 4, 1.0)
-    data, record = play_selfplay_game(recorder, 2, (), 200, game_seeds(0, 0, 0))
+    az = AZAgent(model=fresh_model(config()), seed=0, sims=4)
+    data, record = play_selfplay_game(
+        az, selfplay_options(sample_moves=4, max_turns=200), 2, (), game_seeds(0, 0, 0)
+    )
     assert set(FIELDS) <= set(data)
     assert not record["truncated"]
     winner, loser = record["winners"][0], 1 - record["winners"][0]

@@ -14,8 +14,8 @@ pytest.importorskip("sb3_contrib")
 import torch
 
 from agents import build
-from agents.checkpoint import load_model, model_bytes
-from agents.net import export_network
+from agents.nets.checkpoint import load_model, model_bytes
+from agents.nets.numba_net import export_network
 from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.critic import config as fit_config

@@ -1,4 +1,4 @@
-"""Greedy's choices are pinned: a refactor of :mod:`agents.greedy` must not change a single action.
+"""Greedy's choices are pinned: a refactor of :mod:`agents.players.greedy` must not change a single action.
 
 Greedy is an opponent, the rollout policy inside MCTS and the warm-start
 teacher, so the same observation must always give the same move and consume
@@ -15,7 +15,7 @@ import hashlib
 import numpy as np
 
 import agents
-from agents.greedy import policy_action
+from agents.players.greedy import policy_action
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions

@@ -1,4 +1,4 @@
-"""Gumbel AlphaZero's root schedule (agents/gumbel.py) on hand-built trees: the completed values, the
+"""Gumbel AlphaZero's root schedule (agents/search/gumbel.py) on hand-built trees: the completed values, the
 transform, the budget split, the halving and the policy target, each against the paper's formulas
 worked out by hand or with plain numpy."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.gumbel import C_SCALE, C_VISIT, GumbelRoot, _best_first, completed_q, sigma_scale
+from agents.search.gumbel import C_SCALE, C_VISIT, GumbelRoot, _best_first, completed_q, sigma_scale
 
 ACTIONS, SEAT = 6, 1
 

@@ -206,7 +206,7 @@ def test_reset_from_a_snapshot_continues_that_game() -> None:
 
 
 def test_base_game_only_opponents_are_refused_for_module_games(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agents.greedy import GreedyAgent
+    from agents.players.greedy import GreedyAgent
 
     monkeypatch.setattr(GreedyAgent, "plays_modules", False)  # stands for any base-game-only agent
     with pytest.raises(ValueError, match="agent 'greedy' plays only the base game"):

@@ -9,7 +9,7 @@ import pytest
 
 import agents
 import splendor_env
-from agents.human import HumanAgent, QuitGame, move_code
+from agents.players.human import HumanAgent, QuitGame, move_code
 from splendor_env.actions import NUM_ACTIONS_ALL
 from training import play
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.models import resolve_model
+from agents.nets.shipped import resolve_model
 from training.common.cli import CliError, run_cli
 from training.learning_curve import main as curve_main
 from training.matches import benchmark as bm

@@ -7,7 +7,7 @@ import pytest
 
 import agents
 from agents.base import check_game
-from agents.lookahead import WEIGHTS, LookaheadAgent, weight_array
+from agents.players.lookahead import WEIGHTS, LookaheadAgent, weight_array
 from splendor_env import state as st
 from splendor_env.actions import BUY_MARKET, RESERVE_MARKET
 from splendor_env.cards import CARD_COST, CARD_LEVEL, CARD_POINTS

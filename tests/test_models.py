@@ -1,4 +1,4 @@
-"""The shipped models are package data addressed by name (agents/models.py), and work from a wheel.
+"""The shipped models are package data addressed by name (agents/nets/shipped.py), and work from a wheel.
 
 Why: the models used to live in a top-level ``models/`` folder that three
 modules found relative to the checkout in three ways, so an installed wheel
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import default_model, resolve_model, shipped_dir, shipped_models, shipped_names
+from agents.nets.shipped import default_model, resolve_model, shipped_dir, shipped_models, shipped_names
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
@@ -85,7 +85,7 @@ def test_metadata_is_a_copy() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_metadata_matches_the_loaded_model(name: str) -> None:
     pytest.importorskip("sb3_contrib")
-    from agents.checkpoint import game_of, load_model
+    from agents.nets.checkpoint import game_of, load_model
 
     meta = shipped_models()[name]
     model = load_model(name)
@@ -129,7 +129,7 @@ def test_every_game_a_shipped_model_covers_has_exactly_one_marked_default() -> N
 @pytest.mark.slow
 def test_default_model_plays_the_game_it_is_picked_for() -> None:
     pytest.importorskip("sb3_contrib")
-    from agents.ppo import PPOAgent
+    from agents.players.ppo import PPOAgent
 
     for players, modules in ((2, ()), (3, ()), (4, ()), (2, ALL)):
         name = default_model(players, modules)
@@ -252,7 +252,7 @@ site = Path(sys.argv[1]).resolve()
 import agents, splendor_env, training
 for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
-from agents.models import default_model, resolve_model, shipped_models
+from agents.nets.shipped import default_model, resolve_model, shipped_models
 
 assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_2p_v4", "az_2p_v5", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "az_modules_2p_v2", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
@@ -330,7 +330,7 @@ def test_the_wheel_holds_the_models(installed_wheel: dict[str, Path]) -> None:
         names = set(whl.namelist())
     for name in NAMES:
         assert {f"agents/shipped/{name}.zip", f"agents/shipped/{name}.json"} <= names
-    assert {"agents/shipped/README.md", "agents/models.py"} <= names
+    assert {"agents/shipped/README.md", "agents/nets/shipped.py"} <= names
     assert not any(n.startswith(("models/", "tests/", "configs/")) for n in names)
     meta = json.loads((installed_wheel["site"] / "agents" / "shipped" / "ppo_2p.json").read_text())
     assert meta["game"] == {"players": [2], "modules": []}
@@ -365,8 +365,8 @@ def test_az_default_model_from_the_wheel(installed_wheel: dict[str, Path]) -> No
 
 @pytest.mark.parametrize("name", NAMES)
 def test_search_options_a_shipped_model_records_are_ones_az_accepts(name: str) -> None:
-    from agents.az import network_options
-    from agents.models import search_options
+    from agents.nets.shipped import search_options
+    from agents.players.az import network_options
 
     options = search_options(name)
     assert network_options(name) == options  # known keys, valid values, as recorded
@@ -377,7 +377,7 @@ def test_search_options_a_shipped_model_records_are_ones_az_accepts(name: str) -
 def test_a_file_of_ones_own_named_like_a_shipped_model_has_no_search_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents import models
+    from agents.nets import shipped as models
 
     recorded = shipped_models()
     recorded["az_3_4p"]["az"] = {"ptemp": 1.5}

@@ -30,8 +30,10 @@ DIGESTS: dict[str, tuple[str, ...]] = {
     # with the earlier digests, gave these on a fresh install of the same pinned torch. Second: an Intel Xeon
     # (AVX-512) host on 2026-11-28, where e07802b (whose CI passed on the first host) gives them too
     "tournament": ("c35bd7f490abc497", "0fc0f58943174c13"),
-    "train": ("76a34f3226d703fa", "1f7fe1fbab93bc3c"),
-    "search_train": ("8102c63e28d869ca", "6a11894fc1c84580"),
+    # third column: an AMD EPYC with AVX-512 on 2026-12-02, where 89ca3b7 (the commit before the one search
+    # driver) gives these too
+    "train": ("76a34f3226d703fa", "1f7fe1fbab93bc3c", "31da2170bdf59869"),
+    "search_train": ("8102c63e28d869ca", "6a11894fc1c84580", "91b655ea6dae6878"),
 }
 
 

@@ -1,5 +1,5 @@
 """Self-play options for policy improvement at few simulations (training/search/selfplay.py):
-playout-cap randomisation, Gumbel AlphaZero's root (agents/az.py ``gumbel_search``) and the share of
+playout-cap randomisation, Gumbel AlphaZero's root (agents/players/az.py ``gumbel_search``) and the share of
 positions recorded; each off by default."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.az import AZAgent
-from agents.checkpoint import model_bytes
-from agents.models import resolve_model
+from agents.nets.checkpoint import model_bytes
+from agents.nets.shipped import resolve_model
+from agents.players.az import AZAgent
 from agents.positions import sample_states
 from splendor_env import rules
 from splendor_env import state as st

@@ -1,7 +1,7 @@
 """A PPO policy plays only the games it was trained for: player counts, modules, sizes.
 
 Training records ``{"players": [...], "modules": [...]}`` in every saved model
-(``agents.checkpoint.GAME_ATTR``); the shipped ``ppo_2p`` model predates that and
+(``agents.nets.checkpoint.GAME_ATTR``); the shipped ``ppo_2p`` model predates that and
 is read as a 2-player base-game policy. Every mismatch is refused with one
 message naming what differs, at load-time checks and on the first move.
 """
@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import splendor_env  # noqa: E402
-from agents.checkpoint import GAME_ATTR, game_of, load_model, model_zip_problem  # noqa: E402
-from agents.ppo import PPOAgent  # noqa: E402
+from agents.nets.checkpoint import GAME_ATTR, game_of, load_model, model_zip_problem  # noqa: E402
+from agents.players.ppo import PPOAgent  # noqa: E402
 from training.common.games import check_plays, plays  # noqa: E402
 from training.ppo import config as C  # noqa: E402
 from training.ppo.loop import build_env  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import splendor_env  # noqa: E402
-from agents.ppo import PPOAgent  # noqa: E402
+from agents.players.ppo import PPOAgent  # noqa: E402
 from training.ppo import config as C  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The RLlib recipe (training/rllib/, agents/rllib.py, docs/tutorials/rllib.md): trains, resumes, plays as an agent.
+"""The RLlib recipe (training/rllib/, agents/players/rllib.py, docs/tutorials/rllib.md): trains, resumes, plays as an agent.
 
 Runs only where the ``rllib`` extra is installed (it pins gymnasium 1.2.2, so CI gives it a
 virtual environment of its own: .ci/run); elsewhere the whole file skips. Ray's ``local_mode``

@@ -1,4 +1,4 @@
-"""The shared search core (agents/search.py) and its two evaluators: per-seat values for 2-4 players,
+"""The shared search core (agents/search/tree.py) and its two evaluators: per-seat values for 2-4 players,
 module sub-decisions as tree levels, budgets, and ``az`` on every game a shipped network covers."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import agents
-from agents.net import seat_values
-from agents.search import Tree, rollout_value, run_budget, terminal_values
+from agents.nets.numba_net import seat_values
+from agents.players.mcts import rollout_value
+from agents.search.driver import run_budget
+from agents.search.tree import Tree, terminal_values
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize
@@ -98,7 +100,7 @@ def test_run_budget_counts_simulations_and_respects_the_clock() -> None:
         calls.append(k)
         return n + k
 
-    assert run_budget(run, 10, 0.0, 4, 100, first=1) == 11 and calls == [1, 9]
+    assert run_budget(run, 9, 0.0, 4, 100) == 10 and calls == [9]  # one call: the batches one search has
     calls.clear()
     run_budget(run, 10, 5.0, 4, 1000)
     assert calls and set(calls) == {4}  # the clock, not sims, decides
@@ -118,11 +120,11 @@ def test_run_budget_stops_once_decided_in_whole_chunks() -> None:
         asked.append(left)
         return left <= 5
 
-    assert run_budget(run, 18, 0.0, 4, 100, first=1, decided=decided) == 1 + 13  # the root node + 13 runs
-    assert calls == [1, 4, 4, 4] and asked == [17, 13, 9, 5]  # asked with what is left, before each chunk
+    assert run_budget(run, 17, 0.0, 4, 100, decided=decided) == 1 + 12  # the root node + 12 runs
+    assert calls == [4, 4, 4] and asked == [17, 13, 9, 5]  # asked with what is left, before each chunk
     calls.clear()
-    run_budget(run, 10, 0.0, 4, 100, first=1, decided=lambda left: False)
-    assert calls == [1, 4, 4, 1]  # never decided: every simulation, the last chunk short
+    run_budget(run, 9, 0.0, 4, 100, decided=lambda left: False)
+    assert calls == [4, 4, 1]  # never decided: every simulation, the last chunk short
 
 
 def test_run_budget_caps_a_sims_search_at_max_ms() -> None:
@@ -132,8 +134,8 @@ def test_run_budget_caps_a_sims_search_at_max_ms() -> None:
         calls.append(k)
         return n + k
 
-    assert run_budget(run, 10, 0.0, 4, 100, first=1, max_ms=1e6) == 11
-    assert calls == [1, 4, 4, 1]  # a cap never reached: every simulation, in chunks
+    assert run_budget(run, 9, 0.0, 4, 100, max_ms=1e6) == 10
+    assert calls == [4, 4, 1]  # a cap never reached: every simulation, in chunks
     calls.clear()
     clock = iter(range(100))
 
@@ -143,8 +145,8 @@ def test_run_budget_caps_a_sims_search_at_max_ms() -> None:
         time.sleep(0.002)
         return n + k
 
-    assert run_budget(slow, 1000, 0.0, 4, 2000, first=1, max_ms=1.0) < 1000
-    assert calls[0] == 1 and len(calls) <= 3  # the root, then the cap stops it within a chunk or two
+    assert run_budget(slow, 999, 0.0, 4, 2000, max_ms=1.0) < 1000
+    assert len(calls) <= 2  # the cap stops it within a chunk or two
 
 
 @pytest.mark.parametrize("spec", ["mcts:sims=64,depth=20", "az:sims=64,batch=4"])
@@ -171,7 +173,7 @@ def test_max_ms_stops_a_large_sims_search_and_is_not_a_second_clock() -> None:
 
 
 def test_root_lead_is_the_visits_between_the_two_most_visited_children() -> None:
-    tree = Tree(6, 4, priors=True)
+    tree = Tree.alone(6, 4, priors=True)
     child, visits = tree.arrays[0], tree.arrays[2]
     assert tree.root_lead() == 0.0  # no child yet
     child[0, 3], visits[1] = 1, 7.0
@@ -182,7 +184,7 @@ def test_root_lead_is_the_visits_between_the_two_most_visited_children() -> None
 
 
 def test_tree_reset_clears_what_the_last_search_used() -> None:
-    tree = Tree(5, 3, priors=True)
+    tree = Tree.alone(5, 3, priors=True)
     child, _, visits, _, wsum = tree.arrays[:5]
     child[2, 1] = 4
     visits[3] = 7

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
+from tests.helpers.selfplay_jobs import selfplay_options
 from training.common.config import ConfigError
 from training.search import config as search_config
 from training.search.replay import ReplayBuffer
@@ -236,13 +237,14 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
 
 
 def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
-    from agents.az import AZAgent
+    from agents.players.az import AZAgent
     from training.search.network import fresh_model
-    from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from training.search.selfplay import game_seeds, play_selfplay_game
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
-    data, record = play_selfplay_game(SearchRecorder(az, 4, 1.0), 2, (), 200, game_seeds(0, 0, 0))
+    sp = selfplay_options(sample_moves=4, max_turns=200)
+    data, record = play_selfplay_game(az, sp, 2, (), game_seeds(0, 0, 0))
     assert len(data["value"]) > 10
     np.testing.assert_allclose(data["policy"].sum(axis=1), 1.0, rtol=1e-6)
     assert not data["policy"][~data["mask"]].any()  # mass on legal ids only
@@ -281,17 +283,16 @@ def game_against_greedy(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], Any]:
     """An 8-simulation search with a fresh network in ``seat`` against ``greedy`` in the others."""
     from agents import build
-    from agents.az import AZAgent
+    from agents.players.az import AZAgent
     from training.search.network import fresh_model
-    from training.search.selfplay import SearchRecorder, game_seeds, play_selfplay_game
+    from training.search.selfplay import game_seeds, play_selfplay_game
 
     cfg = search_config.from_dict(tiny(tmp_path, players=n), check_specs=False)
-    recorder = SearchRecorder(AZAgent(model=fresh_model(cfg), seed=0, sims=8), 4, 1.0)
+    az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
     greedy = [build("greedy", seed=0) for _ in range(n)]
-    data, record = play_selfplay_game(
-        recorder, n, (), max_turns, game_seeds(0, 0, 1), (greedy, "greedy", seat)
-    )
-    return data, record, recorder
+    sp = selfplay_options(sample_moves=4, max_turns=max_turns)
+    data, record = play_selfplay_game(az, sp, n, (), game_seeds(0, 0, 1), (greedy, "greedy", seat))
+    return data, record, az
 
 
 def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -> None:
@@ -309,14 +310,16 @@ def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> N
     from training.search.replay import FIELDS, concat
     from training.search.selfplay import game_seeds, play_selfplay_game
 
-    data, record, recorder = game_against_greedy(tmp_path, 4, 3, 1)
+    data, record, az = game_against_greedy(tmp_path, 4, 3, 1)
     assert record["truncated"] and all(len(data[k]) == 0 for k in FIELDS)
-    full, _ = play_selfplay_game(recorder, 4, (), 8, game_seeds(0, 0, 0))
+    full, _ = play_selfplay_game(
+        az, selfplay_options(sample_moves=4, max_turns=8), 4, (), game_seeds(0, 0, 0)
+    )
     assert len(concat([data, full])["obs"]) == len(full["obs"])  # empty parts join the others
 
 
 def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_path: Path) -> None:
-    from agents.checkpoint import model_bytes
+    from agents.nets.checkpoint import model_bytes
     from training.common.jobs import map_jobs
     from training.search.gate import opponent_win_rates
     from training.search.network import fresh_model
@@ -360,7 +363,7 @@ def test_opponent_win_rates_score_sole_and_shared_wins() -> None:
 
 
 def test_root_value_is_the_mean_value_of_the_searched_moves() -> None:
-    from agents.az import AZAgent
+    from agents.players.az import AZAgent
     from agents.positions import sample_states
     from splendor_env.state import CURRENT
 
@@ -537,7 +540,7 @@ def test_the_whole_runs_limit_counts_every_piece(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
-    from agents.checkpoint import model_bytes
+    from agents.nets.checkpoint import model_bytes
     from training.common.jobs import map_jobs
     from training.search.network import fresh_model
     from training.search.selfplay import selfplay_job, selfplay_jobs
@@ -564,7 +567,7 @@ def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
 def test_gate_games_on_the_kept_pool_are_the_games_played_in_the_main_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.checkpoint import model_bytes
+    from agents.nets.checkpoint import model_bytes
     from training.search import loop
     from training.search.gate import GATE_CHUNK, iteration_matches
     from training.search.loop import Workers

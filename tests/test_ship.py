@@ -11,7 +11,7 @@ import yaml
 
 pytest.importorskip("sb3_contrib")
 
-from agents import models
+from agents.nets import shipped as models
 from training.common.cli import CliError
 from training.search.ship import ship
 

@@ -1,7 +1,7 @@
 """Keeping a search's subtree between moves (self-play's ``selfplay.reuse``).
 
-:func:`agents.subtree.reroot` must carry the subtree over node for node, and only where
-:func:`agents.subtree.same_information` says the old search's worlds are the new one's; the
+:func:`agents.search.subtree.reroot` must carry the subtree over node for node, and only where
+:func:`agents.search.subtree.same_information` says the old search's worlds are the new one's; the
 per-game and batched paths must keep the same subtrees (``tests/test_batched_selfplay.py``).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents import build
-from agents.subtree import same_information
+from agents.search.subtree import same_information
 from splendor_env.actions import RESERVE_MARKET, TAKE3, num_actions
 from splendor_env.deal import setup
 from splendor_env.state import (

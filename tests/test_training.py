@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-from agents.ppo import PPOAgent  # noqa: E402
+from agents.players.ppo import PPOAgent  # noqa: E402
 from splendor_env import state as st  # noqa: E402
 from splendor_env.observation import O_ON_MOVE, O_SEAT_ONEHOT, OBS_DIM  # noqa: E402
 from training.common.stats import wilson as wilson_interval  # noqa: E402
@@ -280,7 +280,7 @@ def test_card_slot_inputs_line_up_with_the_observation() -> None:
     """Slot i of the card-slot actor sees market card i (slots 12-14: the observer's reserved cards)."""
     import torch as th
 
-    from agents.policy_net import CARD_GAP_DIM, N_SLOTS, SLOT_IN, ScaledObs, slot_inputs
+    from agents.nets.policy_net import CARD_GAP_DIM, N_SLOTS, SLOT_IN, ScaledObs, slot_inputs
     from splendor_env.observation import CARD_DIM, O_MARKET, O_SEATS, S_RES
 
     env = SelfPlayVecEnv(16, OpponentPool([("greedy", 1.0, None)], seed=0), seed=2)

@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as hs  # noqa: E402
 
-from agents.checkpoint import model_zip_problem  # noqa: E402
+from agents.nets.checkpoint import model_zip_problem  # noqa: E402
 from training import (
     evaluate,
     gym_quickstart,

@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents import make  # noqa: E402
-from agents.checkpoint import load_model  # noqa: E402
-from agents.models import default_model, shipped_models  # noqa: E402
-from agents.net import seat_values  # noqa: E402
+from agents.nets.checkpoint import load_model  # noqa: E402
+from agents.nets.numba_net import seat_values  # noqa: E402
+from agents.nets.shipped import default_model, shipped_models  # noqa: E402
 from agents.runner import rotation_seating  # noqa: E402
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL  # noqa: E402
 from training.common.cli import run_cli  # noqa: E402
@@ -54,7 +54,7 @@ def test_recorded_values_are_the_critics_own(played, policy) -> None:
                 v = policy.predict_values(th.as_tensor(rec.obs[i, seat][None])).item()
             assert rec.values[i, seat] == pytest.approx(v, abs=1e-5)
     # and az's numba export of the same network (what the search evaluates leaves with)
-    from agents.net import export_network, forward_numpy
+    from agents.nets.numba_net import export_network, forward_numpy
 
     _, values = forward_numpy(export_network(policy), rec.obs.reshape(2 * n, OBS_DIM))
     np.testing.assert_allclose(values.reshape(n, 2), rec.values, atol=1e-4)
@@ -275,7 +275,7 @@ def test_three_player_winner_pick_by_hand(tmp_path) -> None:
     np.testing.assert_allclose(picks.hits["leaf"], [1, 0, 0.5, 1])
     # prestige leader: seat 2 wrong, seats 0/1 tied, seats 0/2 tied, all three tied
     np.testing.assert_allclose(picks.hits["prestige"], [0, 0.5, 0.5, 1 / 3])
-    # the leaf of every seat is agents.net.seat_values of that row, as the search computes it
+    # the leaf of every seat is agents.nets.numba_net.seat_values of that row, as the search computes it
     every = vs.seat_leaf_values(rec.values)
     for row in range(6):
         out = np.zeros(3)
@@ -525,7 +525,7 @@ def test_three_player_leaf_is_the_searchs_seat_values(played_3p) -> None:
     vals, mover = rec.values[keep].astype(np.float64), rec.mover[keep]
     for i in np.linspace(0, vals.shape[0] - 1, 9).astype(int):
         out = np.zeros(3)
-        seat_values(vals[i].copy(), 3, out)  # what agents.search backs up for this leaf
+        seat_values(vals[i].copy(), 3, out)  # what agents.search.tree backs up for this leaf
         assert leaf.x[i] == out[mover[i]]
         others = np.delete(vals[i], mover[i])
         assert leaf.x[i] == pytest.approx(0.5 * (vals[i, mover[i]] - others.mean()))

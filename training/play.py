@@ -12,7 +12,7 @@ Usage::
 Each move is printed in words (``describe``); ``--render every`` draws the
 board before every decision, ``final`` (default) only the final board.
 Agents are spec strings understood by :func:`agents.make`; ``human`` is you at
-the terminal (:mod:`agents.human`: the board, the legal moves with short codes,
+the terminal (:mod:`agents.players.human`: the board, the legal moves with short codes,
 a prompt that explains a bad entry and asks again; ``q`` abandons the game).
 """
 
@@ -28,15 +28,15 @@ import numpy as np
 import agents
 import splendor_env
 from agents import runner
-from agents.human import QuitGame
-from agents.models import resolve_model
+from agents.nets.shipped import resolve_model
+from agents.players.human import QuitGame
 from splendor_env.records import seat_of, write_records
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from training.common.cli import CliError, run_cli
 from training.common.games import check_plays
 
-#: The shipped 2-player base-game policy (package data: :mod:`agents.models`).
+#: The shipped 2-player base-game policy (package data: :mod:`agents.nets.shipped`).
 SHIPPED_POLICY = resolve_model("ppo_2p")
 
 

@@ -6,7 +6,7 @@
         [--default] [--dest agents/shipped]
 
 Why a command and not a copy by hand: a shipped model is found by
-:mod:`agents.models` from its ``NAME.json`` (the game it covers, its sizes), and
+:mod:`agents.nets.shipped` from its ``NAME.json`` (the game it covers, its sizes), and
 the models page promises the config, the command, the training time of every
 piece of a resumed run and the measured results beside each file; reading them
 from the run directory (``config.yaml``, ``checkpoints/state.json``,
@@ -21,9 +21,9 @@ with the command that produced it (``evaluation``; the commands also in
 time, positions, pieces and curve of those N iterations only.
 ``--az-option ptemp=1.5`` (repeatable) records a search option ``az`` reads this
 network with (``"az"`` in the metadata; only ``c``, ``fpu`` and ``ptemp``, see
-:data:`agents.az.NETWORK_OPTIONS`); an option given in an ``az`` spec still wins.
+:data:`agents.players.az.NETWORK_OPTIONS`); an option given in an ``az`` spec still wins.
 ``--default`` marks the network as ``az``'s default for its games
-(:func:`agents.models.default_model` prefers it over the others that cover
+(:func:`agents.nets.shipped.default_model` prefers it over the others that cover
 the game) and takes the mark from the shipped model that had it.
 
 The work is :func:`training.search.ship.ship`; this module only reads the command line.

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--model",
         default=None,
         help="MaskablePPO .zip (or shipped name) whose critic is measured, trained for the game "
-        "(default: the shipped network az uses for it, agents.models.default_model)",
+        "(default: the shipped network az uses for it, agents.nets.shipped.default_model)",
     )
     ap.add_argument(
         "--agents",

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.checkpoint import model_bytes
+from agents.nets.checkpoint import model_bytes
 from training.search import config as search_config
 from training.search.network import initial_model
 from training.search.selfplay import selfplay_jobs
 
 #: Simulations a move of the test jobs: enough for trees of a few levels, small enough to be quick.
 SIMS = 12
+
+
+def selfplay_options(**overrides: Any) -> dict[str, Any]:
+    """A ``selfplay`` section with the config's defaults and ``overrides``."""
+    return {**search_config.SelfPlaySection().model_dump(), **overrides}
 
 
 def selfplay_test_job(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import agents
-from agents.models import shipped_names
+from agents.nets.shipped import shipped_names
 from agents.options import parse_options
 
 

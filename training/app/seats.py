@@ -4,7 +4,7 @@ Why: :func:`training.app.checks.check_seat` refuses a spec whose budget looks be
 but that is an estimate (``SIMS_PER_MS``), and a slower or busier machine makes it wrong; a
 server left running must not let one seat hold a core for longer than the cap. So every
 ``mcts`` and ``az`` seat with a simulation budget also gets the search's own cap, ``max_ms``
-(:func:`agents.search.run_budget`): a move stops at its simulations or at the cap, whichever
+(:func:`agents.search.tree.run_budget`): a move stops at its simulations or at the cap, whichever
 comes first, and a search the cap does not cut short is the search the spec names, move for
 move. A seat given ``ms`` (at most the cap, checked) is a clock already; a seat's own lower
 ``max_ms`` is kept. Agents that do not search spend a fixed, small time a move (docs/app.md).
@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 import agents
-from agents.az import AZAgent
-from agents.mcts import MCTSAgent
 from agents.options import parse_options
+from agents.players.az import AZAgent
+from agents.players.mcts import MCTSAgent
 
 #: The agents whose time a move follows their budget, and so get the cap.
 SEARCHES = ("mcts", "az")

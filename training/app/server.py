@@ -59,7 +59,7 @@ import numpy as np
 
 import agents
 from agents import runner
-from agents.models import shipped_names
+from agents.nets.shipped import shipped_names
 from splendor_env.env import raw_env
 from splendor_env.picture import to_svg
 from splendor_env.state import MODULE_NAMES

@@ -1,12 +1,12 @@
-"""Batched self-play against the per-game path: positions per second of one process, same games.
+"""Self-play of a job's games at once against one at a time: positions per second of one process, same games.
 
     python -m training.bench.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
         [--root gumbel --gumbel-actions 8]
 
-Why: :func:`training.search.batched_selfplay.selfplay_job_batched` plays a job's games at once and
-evaluates the leaves of all their searches together; this measures what that gains over
-:func:`training.search.selfplay.selfplay_job` (one game after the other) in one process, on one
-job of the same games with the same network and simulations a move. Each figure is positions
+Why: :func:`training.search.selfplay.selfplay_job` with ``selfplay.batched`` plays a job's games at
+once and evaluates the leaves of all their searches together; this measures what that gains over one
+game after the other (``batched: false``, "per-game") in one process, on one job of the same games
+with the same network and simulations a move. Each figure is positions
 recorded / wall seconds of one job call after an untimed call of a small job that compiles the
 search and loads the network (as in a run, whose workers stay warm); the process's CPU seconds are
 printed beside it (with ``--device cuda`` the network runs on the GPU, the rest on one core).
@@ -34,7 +34,7 @@ def timed(fn: Any, job: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
     return out, time.perf_counter() - w0, time.process_time() - c0
 
 
-#: The numba kernels the batched CPU search calls each round (:func:`agents.search_batch.search_network_batched`).
+#: The numba kernels the batched CPU search calls each round (:func:`agents.search.driver.simulate`).
 KERNELS = ("net_forward", "net_values", "select_leaves", "expand_backup")
 
 
@@ -47,10 +47,10 @@ def kernel_seconds() -> Iterator[dict[str, float]]:
     same games) with each kernel wrapped in a timer. The Python loop adds a little time to
     ``"search"``, none to the kernels.
     """
-    import agents.search_batch as sb
+    import agents.search.driver as sb
 
     seconds = dict.fromkeys((*KERNELS, "search"), 0.0)
-    saved = {name: getattr(sb, name) for name in (*KERNELS, "search_network_batched")}
+    saved = {name: getattr(sb, name) for name in (*KERNELS, "simulate")}
 
     def clocked(name: str, fn: Any) -> Any:
         def call(*args: Any) -> Any:
@@ -65,7 +65,7 @@ def kernel_seconds() -> Iterator[dict[str, float]]:
     try:
         for name in KERNELS:
             setattr(sb, name, clocked(name, saved[name]))
-        sb.search_network_batched = clocked("search", saved["search_network_batched"].py_func)
+        sb.simulate = clocked("search", saved["simulate"].py_func)
         yield seconds
     finally:
         for name, fn in saved.items():
@@ -103,10 +103,9 @@ def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    from agents.checkpoint import model_bytes
-    from agents.search_batch import LANE_TREES
+    from agents.nets.checkpoint import model_bytes
+    from agents.search.driver import LANE_TREES
     from training.search import config as search_config
-    from training.search.batched_selfplay import MAX_GAMES_AT_ONCE, selfplay_job_batched
     from training.search.network import initial_model
     from training.search.replay import count
     from training.search.selfplay import selfplay_job, selfplay_jobs
@@ -130,7 +129,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--device", default="cpu", choices=["cpu", "cuda", "auto"], help="where the batched path evaluates"
     )
     ap.add_argument(
-        "--at-once", type=int, default=MAX_GAMES_AT_ONCE, help="games the batched path plays at once"
+        "--at-once",
+        type=int,
+        default=None,
+        help="games the batched path plays at once (default: selfplay.batched_games)",
     )
     ap.add_argument(
         "--per-game", type=int, default=None, help="games of the per-game measurement (default: --games)"
@@ -157,12 +159,20 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                       "gumbel_actions": args.gumbel_actions, "reuse": args.reuse}},
         check_specs=False,
     )  # fmt: skip
+    args.at_once = args.at_once or cfg.selfplay.batched_games
     sp = {
         **cfg.selfplay.model_dump(),
         "batched_device": args.device,
         "batched_games": args.at_once,
         "batched_lane_trees": args.lane_trees,
     }
+
+    def per_game(job: dict[str, Any]) -> dict[str, Any]:
+        return selfplay_job({**job, "selfplay": {**job["selfplay"], "batched": False}})
+
+    def batched(job: dict[str, Any]) -> dict[str, Any]:
+        return selfplay_job({**job, "selfplay": {**job["selfplay"], "batched": True}})
+
     network = model_bytes(initial_model(cfg))
 
     def job(games: int, iteration: int) -> dict[str, Any]:
@@ -171,8 +181,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         )[0]
 
     warm = job(len(cfg.player_counts), 0)
-    selfplay_job(warm)  # compile and load, untimed
-    selfplay_job_batched(warm)
+    per_game(warm)  # compile and load, untimed
+    batched(warm)
     print(
         f"players {cfg.player_counts}, modules {cfg.modules or 'none'}, {args.sims} simulations a move "
         f"({args.root} root{f', {args.gumbel_actions} moves' if args.root == 'gumbel' else ''}"
@@ -181,9 +191,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     out: dict[str, float] = {}
     results = {}
-    runs = [("batched", args.games, selfplay_job_batched)]
+    runs = [("batched", args.games, batched)]
     if not args.no_per_game:
-        runs.insert(0, ("per-game", args.per_game or args.games, selfplay_job))
+        runs.insert(0, ("per-game", args.per_game or args.games, per_game))
     for label, games, fn in runs:
         with kernel_seconds() if args.breakdown and label == "batched" else nullcontext({}) as seconds:
             res, wall, cpu = timed(fn, job(games, 1))

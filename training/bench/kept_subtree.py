@@ -4,12 +4,12 @@
         [--judge-sims 800]
 
 Why: with ``selfplay.reuse`` a self-play search starts from the subtree the moves since the game's
-last search lead to, and its visits count in the budget (:meth:`agents.az.AZAgent.root_visits`'s
+last search lead to, and its visits count in the budget (:meth:`agents.players.az.AZAgent.root_visits`'s
 ``after``), so it runs fewer new simulations; this says whether its targets and moves are as good
 as those of a search from an empty tree with the same budget. Games are played as self-play plays
 them (one agent in every seat, its visit counts sampled for the first ``--sample-moves`` decisions,
 then the most visited move; each decision on a determinised state). At every decision where a
-subtree may be kept (:func:`agents.subtree.same_information`) the same position is also searched
+subtree may be kept (:func:`agents.search.subtree.same_information`) the same position is also searched
 from an empty tree by two agents with other seeds (``fresh``, ``fresh, other seed``: how far two
 equal searches differ) and by a ``--judge-sims`` search (the judge). For each search the command
 prints how often its move is the judge's, the judge's value of its move, and the total variation
@@ -36,8 +36,8 @@ def _distribution(counts: np.ndarray) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     from agents import build
-    from agents.models import default_model
-    from agents.subtree import same_information
+    from agents.nets.shipped import default_model
+    from agents.search.subtree import same_information
     from splendor_env import rules
     from splendor_env.actions import num_actions
     from splendor_env.deal import setup

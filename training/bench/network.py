@@ -3,7 +3,7 @@
     python -m training.bench.network [--models az_2p az_3_4p az_modules_2p] [--batch 8] [--repeats 20]
         [--torch] [--torch-precision float32|bfloat16|int8] [--json FILE]
 
-Why: about 70% of a search is this network (:mod:`agents.net`), called for ``batch`` leaves at a
+Why: about 70% of a search is this network (:mod:`agents.nets.numba_net`), called for ``batch`` leaves at a
 time (``net_forward``: the seat on move's actor and critic) and for the other seats' views of
 them (``net_values``: the critic alone). Its speed rests on LLVM vectorising a few loops, and a
 change that looks harmless can stop that: a refactor once made ``net_values`` nine times slower
@@ -11,7 +11,7 @@ and self-play 2.2 times slower without a test failing. This prints each kernel's
 position on base-game positions (module positions for a module network), the best of
 ``--repeats`` blocks, so that a change to the network's code can be checked before and after.
 ``--torch`` also times the same forward pass in torch on the CPU (one thread, the batched search's
-:class:`agents.torch_evaluator.TorchEvaluator`), which is what a larger ``--batch`` would have to
+:class:`agents.nets.torch_evaluator.TorchEvaluator`), which is what a larger ``--batch`` would have to
 beat for a CPU to gain from evaluating many searches' leaves in one call; ``--torch-precision``
 times it in lower precision (``bfloat16`` autocast, which a CPU with AMX runs in its matrix
 units; ``int8`` dynamic quantisation of the linear layers), the other way a CPU might gain.
@@ -53,9 +53,9 @@ def bench_model(
 ) -> dict[str, float]:
     """``{"forward_us", "values_us"}`` per position of shipped network ``name`` on ``batch`` positions
     (and ``"torch_forward_us"`` with ``torch``, in ``precision``)."""
-    from agents.checkpoint import load_model
-    from agents.models import resolve_model, shipped_models
-    from agents.net import NetBuffers, export_network, net_forward, net_values, num_actions_of
+    from agents.nets.checkpoint import load_model
+    from agents.nets.numba_net import NetBuffers, export_network, net_forward, net_values, num_actions_of
+    from agents.nets.shipped import resolve_model, shipped_models
     from agents.positions import sample_states
     from splendor_env.observation import observe
 
@@ -107,7 +107,7 @@ def torch_forward_us(
 
     import torch as th
 
-    from agents.torch_evaluator import TorchEvaluator
+    from agents.nets.torch_evaluator import TorchEvaluator
 
     if precision not in PRECISIONS:
         raise CliError(f"--torch-precision: {precision!r} is not one of {', '.join(PRECISIONS)}")

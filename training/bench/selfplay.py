@@ -48,7 +48,7 @@ def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    from agents.checkpoint import model_bytes
+    from agents.nets.checkpoint import model_bytes
     from training.search import config as search_config
     from training.search.network import initial_model
     from training.search.selfplay import selfplay_jobs

@@ -29,7 +29,7 @@ class FitSection(Section):
     batch_size: Int(ge=1) = 1024
     evals: Int(ge=1) = 6  # held-out checks over the run; the critic with the lowest held-out error is kept
     # 0: fine-tune the model's own critic; K > 0: a new critic trunk (Linear to critic_width, then K
-    # residual blocks, agents.policy_net.critic_trunk) and value head, trained from scratch
+    # residual blocks, agents.nets.policy_net.critic_trunk) and value head, trained from scratch
     critic_blocks: Int(ge=0, le=64) = 0
     critic_width: Int(ge=1, le=4096) = 256
 
@@ -71,8 +71,8 @@ def _cross_checks(cfg: CriticFitConfig, check_specs: bool) -> None:
     check(
         bool(cfg.model.strip()), "model", "name the network whose critic is refit (a shipped name or a .zip)"
     )
-    from agents.checkpoint import model_zip_problem
-    from agents.models import resolve_model
+    from agents.nets.checkpoint import model_zip_problem
+    from agents.nets.shipped import resolve_model
 
     try:
         path = str(resolve_model(cfg.model))

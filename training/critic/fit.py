@@ -26,11 +26,11 @@ from training.matches.value_scores import Record
 
 
 def replace_critic(model: Any, blocks: int, width: int) -> None:
-    """Give ``model`` a new residual critic (trunk and value head, :func:`agents.policy_net.critic_trunk`),
+    """Give ``model`` a new residual critic (trunk and value head, :func:`agents.nets.policy_net.critic_trunk`),
     recorded in its ``policy_kwargs`` so that the saved ``.zip`` loads with it."""
     import torch
 
-    from agents.policy_net import critic_trunk
+    from agents.nets.policy_net import critic_trunk
 
     policy = model.policy
     extractor = policy.mlp_extractor
@@ -163,7 +163,7 @@ def critic_fit(
     ``fit.json`` (the facts :mod:`training.ship` reads). Returns the facts."""
     import torch
 
-    from agents.checkpoint import load_model, model_bytes
+    from agents.nets.checkpoint import load_model, model_bytes
 
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)

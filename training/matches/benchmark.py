@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import model_zip_problem
+from agents.nets.checkpoint import model_zip_problem
 from splendor_env.layout import MODULE_NAMES
 from training.common.cli import CliError
 from training.common.games import config_folder, config_label, plays

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.checkpoint import model_zip_problem
+from agents.nets.checkpoint import model_zip_problem
 from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
@@ -33,13 +33,13 @@ def model_path(spec: str) -> str | None:
     """The checkpoint file a candidate names, else ``None`` (an agent spec such as ``greedy``).
 
     ``x.zip``, ``ppo:x.zip``, a shipped name (``ppo_2p``, ``ppo:ppo_2p``) or an old
-    ``models/ppo_2p.zip`` all resolve through :func:`agents.models.resolve_model`,
+    ``models/ppo_2p.zip`` all resolve through :func:`agents.nets.shipped.resolve_model`,
     so the shipped models are found from any folder and from an installed wheel.
     A ``.zip`` (or ``ppo:`` path) that does not exist comes back as given, for
-    :func:`~agents.checkpoint.model_zip_problem` to report.
+    :func:`~agents.nets.checkpoint.model_zip_problem` to report.
     """
     from agents import is_model_path
-    from agents.models import resolve_model
+    from agents.nets.shipped import resolve_model
 
     is_ppo = spec.startswith("ppo:")
     if not is_ppo and not is_model_path(spec):

@@ -1,6 +1,6 @@
 """How good is a PPO critic as a position evaluator? Games, the critic's values, the report and its files.
 
-Why: the ``az`` search (:mod:`agents.az`) evaluates every leaf with the critic of the
+Why: the ``az`` search (:mod:`agents.players.az`) evaluates every leaf with the critic of the
 game's shipped network; this report measures how far that value predicts who wins,
 overall and by game phase, so a change of network or of leaf formula can be judged by
 one command (``python -m training.value_report``). The scoring is
@@ -348,11 +348,11 @@ def write_outputs(summary: dict[str, Any], out: Path) -> list[Path]:
 def shipped(path: str) -> str:
     """``path`` as a file: a shipped name (``ppo_2p``) or an old ``models/ppo_2p.zip`` is the packaged model.
 
-    Resolved by :func:`agents.models.resolve_model`, so the defaults work from any
+    Resolved by :func:`agents.nets.shipped.resolve_model`, so the defaults work from any
     folder and from an installed wheel; a path that names nothing stays as given,
     for the file check to report.
     """
-    from agents.models import resolve_model
+    from agents.nets.shipped import resolve_model
 
     try:
         return str(resolve_model(path))
@@ -362,9 +362,9 @@ def shipped(path: str) -> str:
 
 def load_critic(path: str, players: int = 2, modules: tuple[str, ...] | list[str] = ()) -> Any:
     """The policy whose critic is measured; refused (one line, naming model and game) unless a readable
-    model trained for ``players`` with ``modules`` (the check :meth:`agents.ppo.PPOAgent.check_game` makes)."""
-    from agents.checkpoint import load_model, model_zip_problem
-    from agents.ppo import PPOAgent
+    model trained for ``players`` with ``modules`` (the check :meth:`agents.players.ppo.PPOAgent.check_game` makes)."""
+    from agents.nets.checkpoint import load_model, model_zip_problem
+    from agents.players.ppo import PPOAgent
 
     path = shipped(path)
     problem = model_zip_problem(path)
@@ -380,15 +380,15 @@ def load_critic(path: str, players: int = 2, modules: tuple[str, ...] | list[str
 
 def default_agents(players: int, modules: tuple[str, ...], model: str) -> list[str]:
     """``[ppo:<the game's shipped network>, greedy]`` (``ppo:<model>`` when no shipped network covers the game)."""
-    from agents.models import default_model
+    from agents.nets.shipped import default_model
 
     return [f"ppo:{default_model(players, modules) or model}", DEFAULT_OPPONENT]
 
 
 def resolve_game_args(args: argparse.Namespace) -> None:
     """Check ``--players`` / ``--modules`` and fill in the defaults of ``--model`` and ``--agents`` for that game."""
-    from agents.checkpoint import describe_game
-    from agents.models import default_model, shipped_names
+    from agents.nets.checkpoint import describe_game
+    from agents.nets.shipped import default_model, shipped_names
 
     check_game_args([args.players], args.modules)
     args.modules = list(st.module_names(st.parse_modules(tuple(args.modules))))  # the engine's order

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.net import seat_values
+from agents.nets.numba_net import seat_values
 from training.common.stats import bootstrap_counts, wilson
 
 #: Lower edges of the phase bins (the last is open); turn edges of a 2-player game (:func:`turn_edges`).
@@ -90,7 +90,7 @@ class Predictions:
 
 
 def seat_leaf_values(values: np.ndarray) -> np.ndarray:
-    """az's leaf value of every seat, per row of critic values ``[N, n]`` -> ``[N, n]``: :func:`agents.net.seat_values`.
+    """az's leaf value of every seat, per row of critic values ``[N, n]`` -> ``[N, n]``: :func:`agents.nets.numba_net.seat_values`.
 
     The search's own function, row by row (float64, as the search backs values up);
     two players: ``(V(seat) - V(other)) / 2``.

@@ -44,10 +44,12 @@ class NetworkConfig(Section):
         default=[128, 128], min_length=1
     )  # hidden layers, pi / vf MLPs
     activation: Literal[ACTIVATIONS] = "tanh"
-    scale_obs: StrictBool = True  # divide raw counts by their typical maximum (agents.ppo.ScaledObs)
-    card_features: StrictBool = False  # add per-card "tokens still missing" features (agents.ppo.card_gaps)
+    scale_obs: StrictBool = True  # divide raw counts by their typical maximum (agents.players.ppo.ScaledObs)
+    card_features: StrictBool = (
+        False  # add per-card "tokens still missing" features (agents.players.ppo.card_gaps)
+    )
     policy: Literal[POLICIES] = (
-        "mlp"  # or "card_slots": one shared scorer per card slot (agents.ppo.CardSlotPolicy)
+        "mlp"  # or "card_slots": one shared scorer per card slot (agents.players.ppo.CardSlotPolicy)
     )
 
 
@@ -151,7 +153,7 @@ def _cross_checks(cfg: TrainConfig, check_specs: bool) -> None:
         )
     check(bool(cfg.output_dir.strip()), "output_dir", "must not be empty")
     if cfg.init_from is not None:
-        from agents.checkpoint import model_zip_problem
+        from agents.nets.checkpoint import model_zip_problem
 
         problem = model_zip_problem(cfg.init_from, cfg.modules)
         check(problem is None, "init_from", str(problem))

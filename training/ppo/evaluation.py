@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sb3_contrib import MaskablePPO
 
-from agents.ppo import PPOAgent
+from agents.players.ppo import PPOAgent
 from training.matches.match import MatchResult, play_match, seated_agent
 from training.ppo.config import TrainConfig
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 import yaml
-from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
+from agents.nets.checkpoint import load_ppo
 from agents.pool import SNAPSHOTS
 from training.common.budgets import WallBudget
 from training.common.config import ConfigError
@@ -66,7 +66,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
         start_steps = int(meta.get("num_timesteps", 0))
         env = build_env(cfg, seed=cfg.seed + start_steps)  # fresh deals, not a replay of the first ones
-        model = MaskablePPO.load(resume, env=env, device="cpu", tensorboard_log=str(out / "tb"))
+        model = load_ppo(resume, env=env, tensorboard_log=str(out / "tb"))
     else:
         env = build_env(cfg, seed=cfg.seed)
         model = build_model(cfg, env, str(out / "tb"))

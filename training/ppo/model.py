@@ -2,7 +2,7 @@
 
 Why apart from the loop: building, initialising from another model and checking a
 checkpoint to resume are what the warm start, tests and tools need without a run.
-Every model records its games (``agents.checkpoint.GAME_ATTR``), so a policy refuses any other game.
+Every model records its games (``agents.nets.checkpoint.GAME_ATTR``), so a policy refuses any other game.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from sb3_contrib import MaskablePPO
 
-from agents import checkpoint
-from agents.checkpoint import GAME_ATTR, model_zip_problem
-from agents.policy_net import CardSlotPolicy, ScaledObs
+from agents.nets import checkpoint
+from agents.nets.checkpoint import GAME_ATTR, load_ppo, model_zip_problem
+from agents.nets.policy_net import CardSlotPolicy, ScaledObs
 from training.common.config import ConfigError
 from training.common.model import linear_schedule, policy_kwargs
 from training.ppo.config import TrainConfig
@@ -24,7 +24,7 @@ POLICIES = {"mlp": "MlpPolicy", "card_slots": CardSlotPolicy}
 
 
 def game_meta(cfg: TrainConfig) -> dict[str, Any]:
-    """What a saved model records about its games (``agents.checkpoint.GAME_ATTR``): player counts, modules."""
+    """What a saved model records about its games (``agents.nets.checkpoint.GAME_ATTR``): player counts, modules."""
     return checkpoint.game_meta(cfg.player_counts, cfg.modules)
 
 
@@ -66,7 +66,7 @@ def build_model(cfg: TrainConfig, env: SelfPlayVecEnv, tb_dir: str) -> MaskableP
 
 def initialise_from(model: MaskablePPO, path: str) -> None:
     """Copy the policy weights of a saved model (e.g. a pretrained or earlier run) into ``model``."""
-    source = MaskablePPO.load(path, device="cpu")
+    source = load_ppo(path)
     try:
         model.policy.load_state_dict(source.policy.state_dict())
     except RuntimeError as e:

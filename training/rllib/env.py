@@ -4,7 +4,7 @@ Why: RLlib's ``PettingZooEnv`` wrapper plays a turn-based AEC env (one observati
 step, for the seat on move; everyone's at the end), but its action-masking module
 (``ActionMaskingTorchRLModule``) reads ``{"observations", "action_mask"}`` with a float
 mask, where this env gives ``{"observation", "action_mask"}`` with an int8 one. The
-translation is :func:`agents.rllib.rllib_inputs`, the same one the trained agent uses.
+translation is :func:`agents.players.rllib.rllib_inputs`, the same one the trained agent uses.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 import splendor_env
-from agents.rllib import observation_scale, rllib_inputs
+from agents.players.rllib import observation_scale, rllib_inputs
 from splendor_env.env import OBS_HIGH
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.rllib import GAME_FILE, SHARED_POLICY, RLlibAgent
+from agents.players.rllib import GAME_FILE, SHARED_POLICY, RLlibAgent
 from training.common.cli import CliError
 from training.matches.match import play_match, seated_agent
 from training.rllib.config import RLlibConfig

@@ -79,7 +79,7 @@ class SelfPlaySection(Section):
     gumbel_actions: Int(ge=2) = 16
     record_share: Float(gt=0, le=1) = 1.0  # the share of a game's full-search decisions recorded (seeded)
     # keep the subtree of the moves played between two PUCT searches of a game where no card was drawn
-    # and nothing but the decks is hidden (agents.subtree.same_information); its visits count in sims
+    # and nothing but the decks is hidden (agents.search.subtree.same_information); its visits count in sims
     reuse: bool = False
 
 
@@ -187,8 +187,8 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         "keeps PUCT trees: it needs selfplay.root: puct (Gumbel's root starts each search afresh)",
     )
     if cfg.init != FRESH:
-        from agents.checkpoint import model_zip_problem
-        from agents.models import resolve_model
+        from agents.nets.checkpoint import model_zip_problem
+        from agents.nets.shipped import resolve_model
 
         try:
             path = str(resolve_model(cfg.init))

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from agents.models import shipped_names
+from agents.nets.shipped import shipped_names
 from training.common.cli import CliError
 from training.common.games import config_label
 from training.common.progress import MANIFEST, open_run

@@ -96,7 +96,7 @@ def winner_pick(policy: Any, records: list[dict[str, Any]]) -> dict[str, float]:
     Why: the value report measures this after a run; during it, it tells whether the critic gets better
     at the early positions, where a search needs it most. Every decision of a game won alone is
     replayed from its record; each seat's critic value gives az's leaf value
-    (:func:`agents.net.seat_values`; 2 players: the sign of the mover's), the seat with the highest is
+    (:func:`agents.nets.numba_net.seat_values`; 2 players: the sign of the mover's), the seat with the highest is
     the pick (a k-way tie at the top counts 1/k). Shared and truncated games are left out.
     """
     from splendor_env import state as st

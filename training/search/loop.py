@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.checkpoint import model_bytes
+from agents.nets.checkpoint import model_bytes
 from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
 from training.matches.match import MatchResult
-from training.search.batched_selfplay import selfplay_job_batched
 from training.search.config import SearchTrainConfig, to_dict
 from training.search.gate import gate_and_evaluate, match_job, opponent_win_rates
 from training.search.learner import (
@@ -212,8 +211,7 @@ class Workers:
 
     def selfplay(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """:func:`training.search.selfplay.selfplay_job` over ``jobs``, on every worker."""
-        play = selfplay_job_batched if jobs and jobs[0]["selfplay"]["batched"] else selfplay_job
-        return map_jobs(play, jobs, self.count, self.backend, self.address, pool=self.pool)
+        return map_jobs(selfplay_job, jobs, self.count, self.backend, self.address, pool=self.pool)
 
     def matches(self, jobs: list[dict[str, Any]]) -> list[MatchResult]:
         """:func:`training.search.gate.match_job` over ``jobs``, on the workers that play self-play.
@@ -440,7 +438,7 @@ def prepare_torch(cfg: SearchTrainConfig) -> torch.device:
     """torch's threads and arithmetic for the run; the device the network trains on."""
     torch.set_num_threads(cfg.torch_threads)
     # subnormal weights (weight decay on weights that never get a gradient) slow CPU arithmetic
-    # many times over; flushed to zero, training never makes them (agents.net.flush_subnormals)
+    # many times over; flushed to zero, training never makes them (agents.nets.numba_net.flush_subnormals)
     torch.set_flush_denormal(True)
     return pick_device(cfg.device)
 

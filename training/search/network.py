@@ -3,7 +3,7 @@
 Why one module: the network is a MaskablePPO ``.zip`` with the card-slot policy from
 start to end, so ``ppo:PATH`` plays it alone and ``az:PATH`` with search; what a run
 starts from (:func:`initial_model`), where it trains (:func:`pick_device`) and how
-the self-play and match workers get it (:func:`agents.checkpoint.model_bytes`, rebuilt once per
+the self-play and match workers get it (:func:`agents.nets.checkpoint.model_bytes`, rebuilt once per
 process by :func:`cached_agent`) are decided here and nowhere else. Networks
 travel as the bytes of their ``.zip``, so a Ray worker on another machine needs
 no shared file system.
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.checkpoint import GAME_ATTR, game_meta, load_model, model_from_bytes
-from agents.policy_net import CardSlotPolicy, ScaledObs
+from agents.nets.checkpoint import GAME_ATTR, game_meta, load_model, model_from_bytes
+from agents.nets.policy_net import CardSlotPolicy, ScaledObs
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
 from training.common.config import ConfigError
@@ -70,7 +70,7 @@ def fresh_model(cfg: SearchTrainConfig) -> Any:
 
 
 def mark_game(model: Any, cfg: SearchTrainConfig) -> Any:
-    """Record the run's games in the model (``agents.checkpoint.GAME_ATTR``): ``ppo`` and ``az`` check it."""
+    """Record the run's games in the model (``agents.nets.checkpoint.GAME_ATTR``): ``ppo`` and ``az`` check it."""
     setattr(model, GAME_ATTR, game_meta(cfg.player_counts, cfg.modules))
     return model
 
@@ -94,7 +94,7 @@ def initial_model(cfg: SearchTrainConfig) -> Any:
     """``init``: a fresh network, or a shipped model / ``.zip`` (checked to be a card-slot network)."""
     if cfg.init == FRESH:
         return fresh_model(cfg)
-    from agents.net import export_network
+    from agents.nets.numba_net import export_network
 
     model = load_model(cfg.init)
     try:
@@ -119,7 +119,7 @@ def pick_device(choice: str) -> torch.device:
 
 
 # ---------------------------------------------------------------------------
-# The agents workers build from a network's bytes (agents.checkpoint.model_bytes)
+# The agents workers build from a network's bytes (agents.nets.checkpoint.model_bytes)
 
 
 def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
@@ -129,8 +129,8 @@ def cached_agent(data: bytes, kind: str, seed: int, **options: Any) -> Any:
     iteration (or the main process with one worker, every iteration) reuses the agent. It is
     reseeded by the caller before each game.
     """
-    from agents.az import AZAgent
-    from agents.ppo import PPOAgent
+    from agents.players.az import AZAgent
+    from agents.players.ppo import PPOAgent
 
     key = ("network", hashlib.sha1(data).hexdigest(), f"{kind}:{sorted(options.items())}")
 

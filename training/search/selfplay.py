@@ -1,51 +1,53 @@
-"""Self-play data for expert iteration: games played by ``az`` that record the search's visit counts.
+"""Self-play for expert iteration: games of ``az`` that record the search's visit counts, one driver
+for a game at a time or a job's games at once.
 
-Why a recorder around :class:`agents.az.AZAgent` and not a new game loop: the
-games go through :func:`agents.runner.play_game` (the one runner: deal, seat
-order, :func:`~agents.runner.decision_state` determinisation), and the search
-is ``AZAgent.root_visits`` (the one search core); this module only decides
-which move to play from the counts and writes down, for every decision with a
-choice, the observation of the seat on move, its legal mask and the visit
-distribution over the legal ids (the policy target). When the game ends each
-seat's :func:`splendor_env.rules.terminal_rewards` becomes the value target of
-that seat's positions (what :func:`agents.net.seat_values` expects of the
-critic: each seat's own result).
+Why one driver: every game waiting for a search hands its root to one
+:class:`agents.search.driver.Search` (the search ``az`` plays with), which searches all the roots in
+step; a game at a time is the same driver with one root. Games are independent given their seeds, so
+how many are played at once changes nothing with the numba network (the trees, moves and records are
+the same bit for bit); with torch on a GPU (``selfplay.batched_device``) the leaves of many trees go to
+the network together and torch's rounding makes the games close, not identical.
 
-Opponents: with ``selfplay.opponents`` and ``opponent_share`` set, that share
-of the games seat the search in one seat and a fixed agent (such as
-``greedy``) in the others (:func:`opponent_game`); only the search's seats are
-recorded. Why: pure self-play teaches the network positions between equals;
-the games a user scores it on are against other agents, whose positions and
-results it then sees too.
+What a game records: for every decision with a choice, the observation of the seat on move, its legal
+mask and the policy target (the visit distribution over the legal ids, sharpened by
+``target_temperature``; with ``root: gumbel`` Gumbel's completed-Q target); when the game ends each
+seat's :func:`splendor_env.rules.terminal_rewards` becomes the value target of its positions (what
+:func:`agents.nets.numba_net.seat_values` expects of the critic). The options (each off by default:
+docs/training.md) are read from the ``selfplay`` section as the config defines them.
 
-Seeds: game ``g`` of iteration ``i`` is dealt, searched and sampled from
-seeds derived from ``(config seed, i, g)`` only (:func:`game_seeds`), as is
-whether it has an opponent and where the search sits, so the records do not
-depend on the backend, the number of workers or how the games are cut into
-jobs.
+Seeds: game ``g`` of iteration ``i`` is dealt, searched and sampled from seeds derived from
+``(config seed, i, g)`` only (:func:`game_seeds`), as is whether it has opponents and where the search
+sits, so the records depend neither on the backend nor on how the games are cut into jobs. A game keeps
+the runner's streams (:func:`agents.runner.decision_state` determinisations from its own generator).
 
-A game's positions come out in the one form the buffer and the training batches
-share (:data:`training.search.replay.Positions`); networks come in as the bytes
-of their ``.zip`` (:mod:`training.search.network`).
+Opponents: with ``selfplay.opponents`` and ``opponent_share``, that share of the games seat the search
+in one seat and a fixed agent in the others; only the search's seats are recorded. Those games are
+played one at a time: their agents are shared by a job's games and reseeded per game, so playing them
+interleaved would interleave the agents' random streams.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from agents.base import Agent
-from agents.runner import play_game
+from agents.nets.torch_evaluator import TorchEvaluator
+from agents.runner import decide, decision_state
+from agents.search.driver import LANE_TREES, Search
+from agents.search.subtree import same_information
+from splendor_env import state as st
 from splendor_env.env import raw_env
+from splendor_env.records import game_record, seat_of
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import CURRENT, MAX_PLAYERS, MAX_TURNS, N_PLAYERS, P_PRESTIGE, TURN, player_offset
 from training.common.jobs import job_seed
 from training.search.network import cached_agent
 from training.search.replay import Positions, concat, count, empty_positions
 
-# ---------------------------------------------------------------------------
-# One self-play game
+RECORDED = ("obs", "mask", "policy", "seat", "decision", "q", "turn")
 
 
 def game_seeds(seed: int, iteration: int, game: int) -> tuple[int, int, int]:
@@ -54,11 +56,8 @@ def game_seeds(seed: int, iteration: int, game: int) -> tuple[int, int, int]:
 
 
 def opponent_game(seed: int, iteration: int, game: int, num_players: int, share: float) -> int | None:
-    """The seat of the search in game ``game`` when it plays the fixed opponents, else ``None``.
-
-    A game has opponents with probability ``share``, drawn from ``(seed, iteration, game)``
-    alone (not from ``game``'s parity, which already alternates the player counts).
-    """
+    """The seat of the search in game ``game`` when it plays the fixed opponents, else ``None``: a game
+    has opponents with probability ``share``, drawn from ``(seed, iteration, game)`` alone."""
     if share <= 0:
         return None
     draw = job_seed(seed, iteration, game, 3)
@@ -70,8 +69,8 @@ def opponent_game(seed: int, iteration: int, game: int, num_players: int, share:
 def visit_target(counts: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The policy target: root visit counts over the legal ids, summing to 1 (zero elsewhere).
 
-    ``AZAgent.root_visits`` adds a tie-break below 1 to each count, so the integer part is the
-    number of visits. With no visit at all (a 1-simulation search) the most valued move gets 1.
+    The search adds a tie-break below 1 to each count, so the integer part is the number of visits.
+    With no visit at all (a 1-simulation search) the most valued move gets 1.
     """
     legal = np.asarray(mask) != 0
     visits = np.where(legal, np.floor(counts), 0.0)
@@ -106,155 +105,6 @@ def choose_move(
     return int(np.argmax(np.where(target > 0, counts, -1.0)))
 
 
-class SearchRecorder(Agent):
-    """The self-play seat: ``az``'s search picks the move, every decision with a choice is recorded.
-
-    A decision is written down field by field (:attr:`seen`) until the game's end gives its result:
-    :meth:`positions` then turns the game into :data:`~training.search.replay.Positions`.
-
-    The options of ``selfplay`` past the temperatures, each off by default (docs/training.md):
-    ``full_share`` < 1 searches a decision with the full budget with that probability, else with
-    ``cheap_sims`` simulations, played greedily and not recorded (playout-cap randomisation);
-    ``root="gumbel"`` runs Gumbel AlphaZero's root on the full searches
-    (``AZAgent.gumbel_search``, ``gumbel_actions`` sampled moves); ``record_share`` < 1 records
-    that share of the full-search decisions. Their draws come from streams of the game's sampling
-    seed (:meth:`begin`), one draw per searched decision, so a game's records do not depend on how
-    the games are cut into jobs or played (one at a time or batched).
-    """
-
-    name = "az-selfplay"
-    needs_state = True
-
-    def __init__(
-        self,
-        az: Any,
-        sample_moves: int,
-        temperature: float,
-        target_temperature: float = 1.0,
-        full_share: float = 1.0,
-        cheap_sims: int = 16,
-        record_share: float = 1.0,
-        root: str = "puct",
-        gumbel_actions: int = 16,
-        reuse: bool = False,
-    ) -> None:
-        super().__init__(0)
-        self.az, self.sample_moves, self.temperature = az, sample_moves, temperature
-        self.target_temperature = target_temperature
-        self.full_share, self.cheap_sims, self.record_share = full_share, cheap_sims, record_share
-        self.root, self.gumbel_actions = root, gumbel_actions
-        self.reuse = reuse
-        self.every_seat = True  # it plays every seat of the game (play_selfplay_game says)
-        self.streams(0)
-        self.forget()
-
-    def begin(self, search_seed: int, sample_seed: int) -> None:
-        """A new game: reseed the search and the sampling, forget the last game's decisions."""
-        self.az.seed(search_seed)
-        self.seed(sample_seed)
-        self.streams(sample_seed)
-        self.forget()
-
-    def streams(self, sample_seed: int) -> None:
-        """The game's draws of full or cheap search and of recorded or not (apart from the move
-        sampling's, which they must not shift: with the defaults they draw nothing)."""
-        self.cap_rng = np.random.default_rng([sample_seed, 1])
-        self.record_rng = np.random.default_rng([sample_seed, 2])
-
-    def forget(self) -> None:
-        """No decision recorded yet."""
-        self.seen: dict[str, list[Any]] = {
-            k: [] for k in ("obs", "mask", "policy", "seat", "decision", "q", "turn")
-        }
-        self.turn = 0  # the game's turn at the decision being searched (set before note)
-        self.decisions = 0
-        # the moves played since the last PUCT search (None: none yet, or not every seat is this recorder's)
-        self.since: list[int] | None = None
-
-    def plan(self) -> tuple[bool, bool]:
-        """``(full search, recorded)`` of the next searched decision: a cheap search is never recorded."""
-        full = self.full_share >= 1.0 or bool(self.cap_rng.random() < self.full_share)
-        keep = self.record_share >= 1.0 or bool(self.record_rng.random() < self.record_share)
-        return full, full and keep
-
-    def note(
-        self, observation: np.ndarray, mask: np.ndarray, index: int, seat: int, policy: np.ndarray, q: float
-    ) -> None:
-        """Write down one decision: what the seat saw, its legal ids, the policy target and the search's value."""
-        seen = self.seen
-        seen["obs"].append(np.array(observation, np.float32))
-        seen["mask"].append(np.asarray(mask) != 0)
-        seen["policy"].append(policy)
-        seen["seat"].append(seat)
-        seen["decision"].append(index)
-        seen["q"].append(q)
-        seen["turn"].append(self.turn)
-
-    def respond(
-        self,
-        observation: np.ndarray,
-        mask: np.ndarray,
-        index: int,
-        seat: int,
-        counts: np.ndarray,
-        root_value: float,
-        plan: tuple[bool, bool] = (True, True),
-    ) -> int:
-        """The move from a PUCT search's ``counts`` (recording the decision if ``plan`` says so): sampled
-        in the opening of a full search, else the most visited."""
-        full, keep = plan
-        target = visit_target(counts, mask)
-        if keep:
-            self.note(observation, mask, index, seat, sharpen(target, self.target_temperature), root_value)
-        return choose_move(counts, target, full and index < self.sample_moves, self.temperature, self.rng)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        assert state is not None
-        index, self.decisions = self.decisions, self.decisions + 1
-        self.turn = int(state[TURN])
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 1:  # a forced move teaches the policy nothing
-            if self.since is not None:
-                self.since.append(int(legal[0]))
-            return int(legal[0])
-        plan = self.plan()
-        seat = int(state[CURRENT])
-        if plan[0] and self.root == "gumbel":  # its move is its own choice: Gumbel noise explores
-            move, policy = self.az.gumbel_search(state, self.gumbel_actions)
-            if plan[1]:
-                self.note(observation, action_mask, index, seat, policy, self.az.root_value)
-            self.since = None
-            return move
-        after = self.since if self.reuse else None
-        counts = self.az.root_visits(state, sims=None if plan[0] else self.cheap_sims, after=after)
-        move = self.respond(observation, action_mask, index, seat, counts, self.az.root_value, plan)
-        self.since = [move] if self.every_seat else None
-        return move
-
-    def positions(
-        self, rewards: np.ndarray, obs_dim: int, num_actions: int, final: np.ndarray | None = None
-    ) -> Positions:
-        """The game's recorded decisions, each valued by its seat's result in ``rewards``.
-
-        ``phase`` is a decision's index over the decisions played (0 = the first), the recorder's
-        own moves only when it plays one seat.
-        """
-        seen = self.seen
-        data = empty_positions(len(seen["seat"]), obs_dim, num_actions)
-        if seen["seat"]:
-            seats = np.array(seen["seat"])
-            data["obs"][:] = seen["obs"]
-            data["mask"][:] = seen["mask"]
-            data["policy"][:] = seen["policy"]
-            data["value"][:] = rewards[seats]
-            data["q"][:] = seen["q"]
-            data["seat"][:] = seats
-            data["phase"][:] = np.array(seen["decision"]) / max(1, self.decisions)
-            if final is not None:
-                data["margin"][:], data["moves_left"][:] = aux_targets(final, seats, np.array(seen["turn"]))
-        return data
-
-
 def aux_targets(final: np.ndarray, seats: np.ndarray, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The auxiliary value targets of positions of seats ``seats`` at turns ``turns`` of the game
     that ended in state ``final``: each seat's prestige margin (its prestige minus the best other
@@ -269,95 +119,312 @@ def aux_targets(final: np.ndarray, seats: np.ndarray, turns: np.ndarray) -> tupl
     return margin.astype(np.float32), left.astype(np.float32)
 
 
-def make_recorder(az: Any, selfplay: dict[str, Any]) -> SearchRecorder:
-    """The recorder of a job's ``selfplay`` section (options a job dict from an older run lacks are off)."""
-    sp = selfplay
-    return SearchRecorder(
-        az,
-        sp["sample_moves"],
-        sp["temperature"],
-        sp["target_temperature"],
-        full_share=sp.get("full_share", 1.0),
-        cheap_sims=sp.get("cheap_sims", 16),
-        record_share=sp.get("record_share", 1.0),
-        root=sp.get("root", "puct"),
-        gumbel_actions=sp.get("gumbel_actions", 16),
-        reuse=sp.get("reuse", False),
-    )
+@dataclass
+class Waiting:
+    """A decision waiting for its search: what the seat saw, the root, the search seed and the plan."""
+
+    obs: np.ndarray
+    mask: np.ndarray
+    index: int  # the decision's index over the game's recorded seats' decisions
+    root: np.ndarray  # the state determinised for the seat on move
+    seed: int
+    full: bool  # a full search (else cheap_sims, played greedily and not recorded)
+    recorded: bool
+    noise: np.ndarray | None  # Gumbel's draw for a full search with root: gumbel, else None
+
+
+@dataclass
+class Game:
+    """One self-play game in play: its env, its random streams, its decisions and its search's tree."""
+
+    needs_state: ClassVar[bool] = True  # the runner determinises the searched seat's state (decision_state)
+
+    index: int
+    seeds: tuple[int, int, int]
+    env: raw_env
+    sp: dict[str, Any]
+    opponents: list[Agent] | None = None  # the agent of every seat but ``seat`` (None: az in every seat)
+    seat: int = -1
+    label: str = "az"
+    actions: list[int] = field(default_factory=list)
+    seen: dict[str, list[Any]] = field(default_factory=lambda: {k: [] for k in RECORDED})
+    decisions: int = 0
+    since: list[int] | None = None  # selfplay.reuse: the moves since the last PUCT search (None: none)
+    tree: int = -1  # that search's tree and root
+    last_root: np.ndarray | None = None
+    waiting: Waiting | None = None
+
+    def __post_init__(self) -> None:
+        deal, search, sample = self.seeds
+        self.env.reset(seed=deal)
+        self.rng = np.random.default_rng(sample + 1)  # the determinisations (the runner's stream)
+        self.search_rng = np.random.default_rng(search)  # the search seeds and Gumbel's noise
+        self.move_rng = np.random.default_rng(sample)  # the opening's move sampling
+        self.cap_rng = np.random.default_rng([sample, 1])  # full or cheap search
+        self.record_rng = np.random.default_rng([sample, 2])  # recorded or not
+        for p, agent in enumerate(self.opponents or []):
+            if p != self.seat:
+                agent.seed(sample + 2 + p)
+
+    def over(self) -> bool:
+        return int(self.env.game_state[st.PHASE]) in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
+
+    def play(self, action: int) -> None:
+        self.env.step(action)
+        self.actions.append(action)
+        if self.since is not None:
+            self.since.append(action)
+
+    def advance(self) -> None:
+        """Play forced moves and the opponents' moves until the game needs a search (``waiting``) or ends."""
+        env = self.env
+        while not self.over():
+            seat = seat_of(env.agent_selection)
+            if self.opponents is not None and seat != self.seat:
+                self.play(decide(self.opponents[seat], env, self.rng))
+                continue
+            view = env.observe(env.agent_selection)
+            state = decision_state(Game, env.game_state, seat, self.rng)
+            index, self.decisions = self.decisions, self.decisions + 1
+            legal = np.flatnonzero(view["action_mask"])
+            if legal.size == 1:  # a forced move teaches the policy nothing
+                self.play(int(legal[0]))
+                continue
+            seed = int(self.search_rng.integers(0, 2**63))
+            full = self.sp["full_share"] >= 1.0 or bool(self.cap_rng.random() < self.sp["full_share"])
+            keep = self.sp["record_share"] >= 1.0 or bool(self.record_rng.random() < self.sp["record_share"])
+            gumbel = full and self.sp["root"] == "gumbel"
+            noise = self.search_rng.gumbel(size=legal.size) if gumbel else None
+            self.waiting = Waiting(
+                view["observation"], view["action_mask"], index, state, seed, full, full and keep, noise
+            )
+            return
+
+    def note(self, policy: np.ndarray, q: float) -> None:
+        """Write down the waiting decision with its policy target and the search's value ``q``."""
+        w = self.waiting
+        assert w is not None
+        values = (
+            np.array(w.obs, np.float32),
+            np.asarray(w.mask) != 0,
+            policy,
+            int(w.root[CURRENT]),
+            w.index,
+            q,
+        )
+        for key, value in zip(RECORDED, (*values, int(w.root[TURN])), strict=True):
+            self.seen[key].append(value)
+
+    def searched(self, counts: np.ndarray, root_value: float, tree: int) -> None:
+        """A PUCT search's ``counts``: record the decision if planned, play the move (sampled in the
+        opening of a full search, else the most visited)."""
+        w = self.waiting
+        assert w is not None
+        target = visit_target(counts, w.mask)
+        if w.recorded:
+            self.note(sharpen(target, self.sp["target_temperature"]), root_value)
+        sample = w.full and w.index < self.sp["sample_moves"]
+        move = choose_move(counts, target, sample, self.sp["temperature"], self.move_rng)
+        self.tree, self.last_root, self.waiting = tree, w.root, None
+        self.since = [] if self.opponents is None else None
+        self.play(move)
+
+    def gumbel_searched(self, move: int, policy: np.ndarray, root_value: float) -> None:
+        """A Gumbel search's move and target: record the decision if planned, play ``move``."""
+        if self.waiting is not None and self.waiting.recorded:
+            self.note(policy, root_value)
+        self.waiting, self.since = None, None  # Gumbel's trees are not kept
+        self.play(move)
+
+    def kept(self) -> tuple[int, np.ndarray] | None:
+        """``(its last tree, the moves since)`` when the search may go on in its last tree's subtree."""
+        w = self.waiting
+        if (
+            self.since is None
+            or self.last_root is None
+            or w is None
+            or not same_information(self.last_root, w.root)
+        ):
+            return None
+        return self.tree, np.array(self.since, dtype=np.int64)
+
+    def finish(self) -> tuple[Positions, dict[str, Any]]:
+        """The game's positions (each valued by its seat's result) and its record."""
+        env, seen = self.env, self.seen
+        n = len(env.possible_agents)
+        labels = ["az" if self.opponents is None or p == self.seat else self.label for p in range(n)]
+        record = game_record(env, self.seeds[0], labels, self.actions)
+        rewards = np.zeros(MAX_PLAYERS)
+        terminal_rewards(env.game_state, rewards)
+        space = env.observation_space(env.possible_agents[0])
+        data = empty_positions(
+            len(seen["seat"]), space["observation"].shape[0], space["action_mask"].shape[0]
+        )
+        if seen["seat"]:
+            seats = np.array(seen["seat"])
+            for key in ("obs", "mask", "policy", "q"):
+                data[key][:] = seen[key]
+            data["value"][:] = rewards[seats]
+            data["seat"][:] = seats
+            data["phase"][:] = np.array(seen["decision"]) / max(1, self.decisions)
+            data["margin"][:], data["moves_left"][:] = aux_targets(
+                env.game_state, seats, np.array(seen["turn"])
+            )
+        return data, record
+
+
+def make_evaluator(az: Any, device: str) -> Any:
+    """``None`` (numba on this core) for ``device="cpu"``; else a :class:`TorchEvaluator` on ``device``
+    (``"auto"``: a GPU if torch sees one, else numba)."""
+    if device == "cpu":
+        return None
+    import copy
+
+    import torch
+
+    if device == "auto" and not torch.cuda.is_available():
+        return None
+    return TorchEvaluator(copy.deepcopy(az.ppo.policy), "cuda" if device == "auto" else device)
+
+
+def _params(games: list[Game], params: dict[int, tuple[float, ...]]) -> tuple[np.ndarray, ...]:
+    """The waiting roots of ``games``, their search seeds and ``(c, fpu, ptemp)`` arrays."""
+    roots = np.array([g.waiting.root for g in games], dtype=np.int32)
+    seeds = np.array([g.waiting.seed for g in games], dtype=np.uint64)
+    n = [len(g.env.possible_agents) for g in games]
+    return roots, seeds, tuple(np.array([params[k][i] for k in n]) for i in range(3))
+
+
+def play_games(
+    az: Any,
+    games: list[Game],
+    evaluator: Any = None,
+    at_once: int = 1,
+    lane_trees: int = LANE_TREES,
+) -> dict[int, tuple[Positions, dict[str, Any]]]:
+    """Play ``games`` (``az`` with a fixed network searching), ``at_once`` at a time; ``{index: (positions, record)}``.
+
+    Each round every game plays up to its next searched decision, the waiting roots are searched
+    together, and each game records its decision and plays its move.
+    """
+    pending = list(reversed(games))  # pop() takes them in order
+    slots = max(1, min(at_once, len(games)))
+    live: list[Game] = []
+    out: dict[int, tuple[Positions, dict[str, Any]]] = {}
+    params: dict[int, tuple[float, ...]] = {}
+    search: Search | None = None
+    while pending or live:
+        while pending and len(live) < slots:
+            live.append(pending.pop())
+        for game in live:
+            if game.waiting is None:
+                game.advance()
+        for game in [g for g in live if g.waiting is None]:  # ended
+            out[game.index] = game.finish()
+        live = [g for g in live if g.waiting is not None]
+        if not live:
+            continue
+        for game in live:
+            n = len(game.env.possible_agents)
+            if n not in params:
+                p = az.search_params(az.network(n, game.env.config.modules), n)
+                if p["ms"] > 0:
+                    raise ValueError("self-play needs a simulation budget (sims), not a time budget (ms)")
+                if search is None:
+                    search = Search(
+                        az.network(n, game.env.config.modules).weights,
+                        slots,
+                        int(p["sims"]) + 1,
+                        int(p["batch"]),
+                        evaluator,
+                        lane_trees=lane_trees,
+                    )
+                if int(p["sims"]) + 1 != search.max_nodes or int(p["batch"]) != search.batch:
+                    raise ValueError("self-play needs one simulation budget and batch for every player count")
+                params[n] = (float(p["c"]), float(p["fpu"]), float(p["ptemp"]))
+        assert search is not None
+        sims = search.max_nodes - 1
+        gumbel = [g for g in live if g.waiting.noise is not None]
+        puct = [g for g in live if g.waiting.noise is None]
+        if gumbel:
+            roots, seeds, prm = _params(gumbel, params)
+            noise = [g.waiting.noise for g in gumbel]
+            moves, policies, values = search.gumbel_search(
+                roots, seeds, prm, sims, noise, live[0].sp["gumbel_actions"]
+            )
+            for t, game in enumerate(gumbel):
+                game.gumbel_searched(moves[t], policies[t], float(values[t]))
+        if puct:
+            roots, seeds, prm = _params(puct, params)
+            budget = np.array(
+                [sims if g.waiting.full else min(g.sp["cheap_sims"], sims) for g in puct], np.int64
+            )
+            keep = [
+                None if gumbel or not g.sp["reuse"] else g.kept() for g in puct
+            ]  # Gumbel's used the trees
+            counts, values = search.search(roots, seeds, prm, budget, keep)
+            for t, game in enumerate(puct):
+                game.searched(counts[t], float(values[t]), t)
+    return out
 
 
 def play_selfplay_game(
-    recorder: SearchRecorder,
+    az: Any,
+    selfplay: dict[str, Any],
     num_players: int,
     modules: tuple[str, ...],
-    max_turns: int,
     seeds: tuple[int, int, int],
     opponent: tuple[list[Agent], str, int] | None = None,
 ) -> tuple[Positions, dict[str, Any]]:
-    """One game of ``recorder`` in every seat: its positions and its record.
-
-    With ``opponent = (agents, label, seat)``, ``recorder`` plays seat ``seat`` only and
-    ``agents[p]`` (reseeded from the game's seeds) every other seat ``p``; only ``seat`` is
-    recorded (a game cut short before its first choice records nothing).
-
-    ``q`` is the search's own value of the position for the seat on move
-    (``AZAgent.root_value``), a second, less noisy value target (``train.search_value_weight``).
-    """
-    deal, search, sample = seeds
-    recorder.begin(search, sample)
-    recorder.every_seat = opponent is None  # with opponents it does not see their moves
-    env = raw_env(num_players=num_players, modules=modules, max_turns=max_turns)
-    seats: list[Agent] = [recorder] * num_players
-    labels = ["az"] * num_players
-    if opponent is not None:
-        agents, label, mine = opponent
-        seats = [recorder if p == mine else agents[p] for p in range(num_players)]
-        for p in range(num_players):
-            if p != mine:
-                agents[p].seed(sample + 2 + p)
-        labels = ["az" if p == mine else label for p in range(num_players)]
-    record = play_game(seats, deal, env=env, rng=np.random.default_rng(sample + 1), labels=labels)
-    rewards = np.zeros(MAX_PLAYERS)
-    terminal_rewards(env.game_state, rewards)
-    space = env.observation_space(env.possible_agents[0])
-    shape = space["observation"].shape[0], space["action_mask"].shape[0]
-    return recorder.positions(rewards, *shape, env.game_state), record
-
-
-# ---------------------------------------------------------------------------
-# Jobs (module-level functions: picklable for worker processes and Ray)
+    """One game of ``az`` in every seat (options: a ``selfplay`` section), its positions and record; with
+    ``opponent = (agents, label, seat)`` ``az`` plays ``seat`` only and ``agents[p]`` every other seat."""
+    env = raw_env(num_players=num_players, modules=tuple(modules), max_turns=selfplay["max_turns"])
+    agents, label, seat = opponent if opponent is not None else (None, "az", -1)
+    return play_games(az, [Game(0, seeds, env, selfplay, agents, seat, label)])[0]
 
 
 def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Play the games ``job["games"]`` of one iteration; returns their ``positions`` and ``records``."""
+    """Play the games ``job["games"]`` of one iteration; returns their ``positions`` and ``records`` in
+    job order. ``selfplay.batched``: the games without opponents at once (``batched_games``, on
+    ``batched_device``), else one at a time."""
     import torch
 
-    torch.set_num_threads(1)
     from agents import build
 
+    torch.set_num_threads(1)
     sp = job["selfplay"]
     az = cached_agent(job["network"], "az", 0, sims=sp["sims"], c=sp["c"], fpu=sp["fpu"], batch=sp["batch"])
-    recorder = make_recorder(az, sp)
-    # one agent per seat and spec: an agent may keep state between its own moves
-    most = max(job["player_counts"])
+    modules = tuple(job["modules"])
+    counts = job["player_counts"]
+    most = max(counts)
+    # one agent per seat and spec, shared by the job's games with opponents (an agent may keep state between moves)
     opponents = {spec: [build(spec, seed=0) for _ in range(most)] for spec in sp["opponents"]}
-    parts, records = [], []
+    alone, versus = [], []
     for g in job["games"]:
-        n = job["player_counts"][g % len(job["player_counts"])]
+        n = counts[g % len(counts)]
+        env = raw_env(num_players=n, modules=modules, max_turns=sp["max_turns"])
         seeds = game_seeds(job["seed"], job["iteration"], g)
         seat = opponent_game(job["seed"], job["iteration"], g, n, sp["opponent_share"]) if opponents else None
-        opponent = None
-        if seat is not None:
+        if seat is None:
+            alone.append(Game(g, seeds, env, sp))
+        else:
             spec = sp["opponents"][job_seed(job["seed"], job["iteration"], g, 5) % len(opponents)]
-            opponent = (opponents[spec], spec, seat)
-        data, record = play_selfplay_game(
-            recorder, n, tuple(job["modules"]), sp["max_turns"], seeds, opponent
+            versus.append(Game(g, seeds, env, sp, opponents[spec], seat, spec))
+    if sp["batched"]:
+        evaluator = make_evaluator(az, sp["batched_device"])
+        played = play_games(az, alone, evaluator, sp["batched_games"], sp["batched_lane_trees"])
+    else:
+        played = play_games(az, alone)
+    for game in versus:  # one at a time, in job order (module docstring)
+        played.update(play_games(az, [game]))
+    seat_of_game = {game.index: game.seat for game in alone + versus}
+    ordered = []
+    for g in job["games"]:
+        data, record = played[g]
+        ordered.append(
+            (data, {**record, "game": g, "positions": count(data), "search_seat": seat_of_game[g]})
         )
-        parts.append(data)
-        records.append(
-            {**record, "game": g, "positions": count(data), "search_seat": -1 if seat is None else seat}
-        )
-    return {"positions": concat(parts), "records": records}
+    return {"positions": concat([d for d, _ in ordered]), "records": [r for _, r in ordered]}
 
 
 def selfplay_jobs(

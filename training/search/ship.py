@@ -1,7 +1,7 @@
 """Shipping a network that expert iteration trained (or whose critic was refit): ``agents/shipped/NAME.{zip,json}``.
 
 Why read the run directory and not take the facts as arguments: a shipped model
-is found by :mod:`agents.models` from its ``NAME.json`` (the game it covers, its
+is found by :mod:`agents.nets.shipped` from its ``NAME.json`` (the game it covers, its
 sizes), and the models page promises the config, the command, the training time
 of every piece of a resumed run and the measured results beside each file; read
 from ``config.yaml``, ``checkpoints/state.json`` and ``metrics.json``
@@ -99,7 +99,7 @@ def base_training(model: str) -> dict[str, Any] | None:
     """The training of the network a critic refit started from, so the shipped metadata lists every
     piece: a shipped model's ``training``, or the facts of the search-training run whose ``best.zip``
     (or snapshot) it names; None for any other file."""
-    from agents.models import shipped_models
+    from agents.nets.shipped import shipped_models
 
     shipped = shipped_models().get(model)
     if shipped is not None:
@@ -162,9 +162,9 @@ def run_facts(run_dir: Path, iteration: int | None = None) -> dict[str, Any]:
 
 def parse_az_options(items: list[str]) -> dict[str, object]:
     """``["ptemp=1.5"]`` -> ``{"ptemp": 1.5}``: the ``az`` options the network ships with, checked as
-    ``az`` checks them when it reads the metadata (:func:`agents.az.check_network_options`)."""
+    ``az`` checks them when it reads the metadata (:func:`agents.players.az.check_network_options`)."""
     from agents import parse_options
-    from agents.az import check_network_options
+    from agents.players.az import check_network_options
 
     try:
         return check_network_options(dict(parse_options(",".join(items))), "the shipped metadata")
@@ -242,7 +242,7 @@ def take_default_mark(dest: Path, name: str, game: dict[str, Any]) -> list[tuple
     """The metadata files in ``dest`` (path and contents) whose ``"default": true`` the new default
     ``name`` replaces.
 
-    Why: each game has exactly one default (``agents.models.default_model``); a model marked
+    Why: each game has exactly one default (``agents.nets.shipped.default_model``); a model marked
     default for the same modules and only player counts the new one covers gives its mark up.
     One that also covers a count the new one does not would leave that count without a
     default, so it is refused, naming both.

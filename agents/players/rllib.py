@@ -20,11 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent, check_mask
+from agents.nets.checkpoint import describe_game, game_meta, game_mismatch
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
-
-from .base import Agent, check_mask
-from .checkpoint import describe_game, game_meta, game_mismatch
 
 #: The RLModule id of the one policy every seat shares.
 SHARED_POLICY = "shared_policy"
@@ -36,7 +35,7 @@ GAME_FILE = "game.json"
 
 def observation_scale(dim: int) -> np.ndarray:
     """Divisors putting each observation feature roughly in [0, 1] (the same as the PPO policies')."""
-    from .policy_net import obs_scale  # torch and stable-baselines3: the train extra
+    from agents.nets.policy_net import obs_scale  # torch and stable-baselines3: the train extra
 
     return obs_scale(dim)
 

@@ -19,11 +19,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from agents.base import Agent, check_mask
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS_ALL, TAKE2_SETS, TAKE3_SETS, block_of, describe
 from splendor_env.render import render_text
-
-from .base import Agent, check_mask
 
 LETTERS = "wugrk*"  # white blue green red black gold, as on the board (W U G R K *)
 

@@ -9,22 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from splendor_env.actions import (
-    BUY_MARKET,
-    BUY_RESERVED,
-)
-from splendor_env.observation import (
-    CARD_DIM,
-    O_MARKET,
-    O_NOBLES,
-    O_PHASE,
-    O_SEATS,
-    S_BONUS,
-    S_RES,
-)
-from splendor_env.rng import rand_unit
-
-from .steps import (
+from agents.players.greedy.steps import (
     F_COLOUR,
     F_COST,
     F_POINTS,
@@ -40,6 +25,20 @@ from .steps import (
     shortfall,
     targets,
 )
+from splendor_env.actions import (
+    BUY_MARKET,
+    BUY_RESERVED,
+)
+from splendor_env.observation import (
+    CARD_DIM,
+    O_MARKET,
+    O_NOBLES,
+    O_PHASE,
+    O_SEATS,
+    S_BONUS,
+    S_RES,
+)
+from splendor_env.rng import rand_unit
 
 
 @njit(cache=True)

@@ -1,11 +1,11 @@
 """Gumbel AlphaZero's root (Danihelka et al. 2022): which root moves the simulations go to, the move
 played and the policy target, over one search tree.
 
-Why a class of its own: the one-tree search (:meth:`agents.az.AZAgent.gumbel_search`) and the
-batched one (:meth:`agents.search_batch.BatchedSearch.gumbel_search`) run the same schedule, one
+Why a class of its own: the one-tree search (:meth:`agents.players.az.AZAgent.gumbel_search`) and the
+batched one (:meth:`agents.search.driver.BatchedSearch.gumbel_search`) run the same schedule, one
 root at a time or many in step. :class:`GumbelRoot` holds one root's schedule and reads its tree's
 arrays; the caller runs the simulations it asks for (``k`` simulations with the root's move forced,
-:func:`agents.search.search_network`'s ``forced``), so there is one copy of the rule.
+:func:`agents.search.tree.search_network`'s ``forced``), so there is one copy of the rule.
 
 The schedule: ``actions`` moves drawn without replacement (Gumbel-top-k over the prior's logits,
 the noise given by the caller from its seeded stream); sequential halving spends the budget on
@@ -122,7 +122,7 @@ class GumbelRoot:
     its prior and value are in the tree).
 
     ``tree`` is the tree's ``(child, prior, visits, avail, wsum, ...)`` arrays
-    (:class:`agents.search.Tree`'s order), ``legal`` the root's legal ids, ``noise`` one Gumbel draw
+    (:class:`agents.search.tree.Tree`'s order), ``legal`` the root's legal ids, ``noise`` one Gumbel draw
     per legal id, ``sims`` the whole budget (the root's simulation included). Drive it as
     ``for phase in range(root.phases): for move, k in root.plan(): <k simulations forced to move>;
     root.halve()``, then :meth:`result`. The arithmetic is numba (a move's schedule costs a few

@@ -1,4 +1,4 @@
-"""The network in torch for :class:`agents.search_batch.BatchedSearch`: the leaves of many trees in one
+"""The network in torch for :class:`agents.search.driver.BatchedSearch`: the leaves of many trees in one
 call, on a GPU when there is one.
 
 Why apart from the search: the search is numba over numpy arrays and runs without torch's
@@ -17,7 +17,7 @@ class TorchEvaluator:
     of trees in one call.
 
     Why: on a GPU a call of a thousand leaves costs about what a call of eight does on the CPU.
-    It runs the MaskablePPO policy's own modules, so its outputs match :func:`agents.net.net_forward`
+    It runs the MaskablePPO policy's own modules, so its outputs match :func:`agents.nets.numba_net.net_forward`
     to float32 rounding, not bit for bit: a search evaluated here is close to the numba one, not equal.
     Each :meth:`lane` has its own (pinned) buffers, so one lane's leaves are evaluated on the GPU
     while the CPU selects the next lane's. On a GPU each lane's forward pass is a captured CUDA graph

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Agent, check_mask
+from agents.base import Agent, check_mask
 
 
 class RandomAgent(Agent):

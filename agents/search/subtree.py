@@ -3,8 +3,8 @@
 Why: AlphaZero kept the subtree below the move played, so the next search starts with its
 visits. Here a search determinises hidden cards per simulation, so a subtree is only worth
 keeping where the old search's worlds are the new one's (:func:`same_information`); then
-:func:`reroot` moves it to the top of the tree (``agents.search.Tree.keep_subtree``, the batched
-trees of :mod:`agents.search_batch`) and the search counts its visits in the budget.
+:func:`reroot` moves it to the top of the tree (``agents.search.tree.Tree.keep_subtree``, the batched
+trees of :mod:`agents.search.driver`) and the search counts its visits in the budget.
 """
 
 from __future__ import annotations

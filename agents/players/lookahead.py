@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.base import Agent, search_inputs
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
@@ -32,8 +33,6 @@ from splendor_env.state import (
     PHASE_GAME_OVER,
     player_offset,
 )
-
-from .base import Agent, search_inputs
 
 #: The evaluation's weights (name -> value), passed to the kernels as one array in this order.
 WEIGHTS: dict[str, float] = {

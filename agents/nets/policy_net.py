@@ -2,8 +2,8 @@
 
 Why apart from the agent: training builds these modules and the agent only runs them; a
 checkpoint names :class:`ScaledObs` and :class:`CardSlotPolicy` by import path (those saved
-before this module existed say ``agents.ppo``, which still imports them), so loading one needs
-only ``agents``. The numba copy of the network that search agents run is :mod:`agents.net`.
+before this module existed say ``agents.players.ppo``, which still imports them), so loading one needs
+only ``agents``. The numba copy of the network that search agents run is :mod:`agents.nets.numba_net`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, create_mlp
 
+from agents.nets.card_slots import CARD_GAP_DIM, N_SLOTS
 from splendor_env.actions import BUY_MARKET, BUY_RESERVED, NUM_ACTIONS, RESERVE_MARKET
 from splendor_env.observation import (
     CARD_DIM,
@@ -29,8 +30,6 @@ from splendor_env.observation import (
     S_TOKENS,
     SEAT_DIM,
 )
-
-from .card_slots import CARD_GAP_DIM, N_SLOTS
 
 # Typical maximum of each observation field: dividing by it puts every feature
 # roughly in [0, 1], which keeps the first layer's pre-activations sane.

@@ -1,11 +1,14 @@
 """The greedy agent: :func:`policy_action` (either kernel, by the mask's length) behind the
-:class:`~agents.base.Agent` interface; it is also :mod:`agents.mcts`'s rollout policy."""
+:class:`~agents.base.Agent` interface; it is also :mod:`agents.players.mcts`'s rollout policy."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from agents.base import Agent, check_mask
+from agents.players.greedy.base import heuristic_action
+from agents.players.greedy.modules import module_action
 from splendor_env.actions import (
     NUM_ACTIONS,
     NUM_ACTIONS_ALL,
@@ -14,10 +17,6 @@ from splendor_env.observation import (
     OBS_DIM,
     OBS_DIM_ALL,
 )
-
-from ..base import Agent, check_mask
-from .base import heuristic_action
-from .modules import module_action
 
 
 @njit(cache=True)

@@ -10,6 +10,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.players.greedy.steps import (
+    F_COLOUR,
+    F_COST,
+    F_POINTS,
+    F_PRESENT,
+    M_CANDIDATES,
+    M_DRAWN,
+    M_MARKET,
+    NO_TARGET,
+    after_buy,
+    bonus_deficit,
+    card_offsets,
+    discard,
+    lack,
+    pick,
+    random_legal,
+    targets,
+)
 from splendor_env.actions import (
     BUY_DG_MARKET,
     BUY_DG_RESERVED,
@@ -78,25 +96,6 @@ from splendor_env.state import (
     PHASE_TRADING_POST_EXTRA,
     PHASE_TRADING_POST_TOKEN,
     PHASE_TRUNCATED,
-)
-
-from .steps import (
-    F_COLOUR,
-    F_COST,
-    F_POINTS,
-    F_PRESENT,
-    M_CANDIDATES,
-    M_DRAWN,
-    M_MARKET,
-    NO_TARGET,
-    after_buy,
-    bonus_deficit,
-    card_offsets,
-    discard,
-    lack,
-    pick,
-    random_legal,
-    targets,
 )
 
 # Extra features of an Orient card, after its 16 base numbers.

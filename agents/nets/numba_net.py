@@ -2,7 +2,7 @@
 
 Why not torch: a torch call has a fixed cost of 50-100 us, more than the whole forward pass of
 this small network on one position. :func:`export_network` turns a card-slot policy
-(:class:`agents.policy_net.CardSlotPolicy`, every shipped model's) into float32 arrays and
+(:class:`agents.nets.policy_net.CardSlotPolicy`, every shipped model's) into float32 arrays and
 :func:`net_forward` evaluates a batch with the same arithmetic (:func:`check_export` compares it
 with torch): about 15 us a base-game position on one core. The sizes are read from the exported
 weights, so one code runs every game; :func:`seat_values` turns the critic's per-seat outputs
@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from agents.nets.card_slots import CARD_GAP_DIM, N_SLOTS
 from splendor_env.actions import BUY_MARKET, BUY_RESERVED, RESERVE_MARKET
 from splendor_env.observation import CARD_DIM, O_MARKET, O_SEATS, S_BONUS, S_RES, S_TOKENS, SEAT_DIM
-
-from .card_slots import CARD_GAP_DIM, N_SLOTS
 
 # ---------------------------------------------------------------------------
 # The network in numba
@@ -46,7 +45,7 @@ def export_network(policy: Any) -> tuple[np.ndarray, ...]:
     The last two arrays repeat the critic's first layer (the critic's columns of ``w1t`` and ``b1``)
     as contiguous arrays of their own, for :func:`net_values`.
     """
-    from .policy_net import CardSlotExtractor, CardSlotHead, ResidualBlock
+    from agents.nets.policy_net import CardSlotExtractor, CardSlotHead, ResidualBlock
 
     ex = policy.mlp_extractor
     if not isinstance(ex, CardSlotExtractor) or not isinstance(policy.action_net, CardSlotHead):
@@ -108,7 +107,7 @@ def _dense_batch(w: np.ndarray, b: np.ndarray, x: np.ndarray, out: np.ndarray, n
 
 @njit(cache=True)
 def _features(obs: np.ndarray, inv_scale: np.ndarray, f: np.ndarray) -> None:
-    """:class:`agents.policy_net.ScaledObs` with card features: scaled observation, then the card gaps.
+    """:class:`agents.nets.policy_net.ScaledObs` with card features: scaled observation, then the card gaps.
 
     The observation size is the network's own (``inv_scale``): 497 floats for a base-game
     network, the module observation for a module network; the card gaps follow it."""
@@ -187,7 +186,7 @@ def net_forward(
 ) -> None:
     """Actor logits ``[n, actions]`` and critic values ``[n]`` for the first ``n`` raw observations.
 
-    The same arithmetic as :class:`agents.policy_net.CardSlotPolicy` (checked against torch by
+    The same arithmetic as :class:`agents.nets.policy_net.CardSlotPolicy` (checked against torch by
     :func:`check_export`); the other arrays are scratch buffers sized for the largest batch.
     """
     (inv_scale, w1t, b1, a2w, a2b, c2w, c2b, k1w, k1b, k2w, k2b, xw, xb, bw, bb, sw, sb, vw, vb, k1t, k2t) = (

@@ -76,12 +76,11 @@ def model_zip_problem(path: str | Path, modules: Sequence[str] | None = None) ->
 def load_model(path: str | Path) -> Any:
     """Load a MaskablePPO ``.zip`` on the CPU: a file or a shipped model's name (``ppo_2p``).
 
-    The name goes through :func:`agents.models.resolve_model`, so a shipped
+    The name goes through :func:`agents.nets.shipped.resolve_model`, so a shipped
     model loads from an installed wheel too, and a missing file is one clear error.
     """
-    from sb3_contrib import MaskablePPO
 
-    from .models import resolve_model, shipped_names
+    from agents.nets.shipped import resolve_model, shipped_names
 
     try:
         p = resolve_model(path)
@@ -91,7 +90,7 @@ def load_model(path: str | Path) -> Any:
             f"{', '.join(shipped_names())})"
         ) from None
     try:
-        model = MaskablePPO.load(p, device="cpu")
+        model = load_ppo(p)
     except Exception as exc:  # noqa: BLE001 - zipfile, torch and SB3 each raise their own kind
         detail = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise ValueError(f"PPO model {str(p)!r} is not a readable MaskablePPO .zip: {detail}") from exc
@@ -100,12 +99,31 @@ def load_model(path: str | Path) -> Any:
     return model
 
 
+#: Modules that checkpoints of earlier layouts name in their pickled policy class (the network classes
+#: lived in ``agents.ppo``, then ``agents.policy_net``): every shipped network and users' own runs.
+LEGACY_MODULES = ("agents.ppo", "agents.policy_net")
+
+
+def load_ppo(source: Any, **kwargs: Any) -> Any:
+    """``MaskablePPO.load(source, device="cpu", **kwargs)``, reading checkpoints of every layout: the
+    network classes' old module names (:data:`LEGACY_MODULES`) resolve to :mod:`agents.nets.policy_net`."""
+    import sys
+
+    from sb3_contrib import MaskablePPO
+
+    from agents.nets import policy_net
+
+    for name in LEGACY_MODULES:
+        sys.modules.setdefault(name, policy_net)
+    return MaskablePPO.load(source, device="cpu", **kwargs)
+
+
 def flush_subnormal_weights(policy: Any) -> int:
     """Set the policy's subnormal weights (below float32's 1.2e-38) to zero; returns how many there were.
 
     Why: CPUs compute with subnormals many times slower, and search training can leave thousands
     in a network (``az_2p`` holds 62,206); no output moves by more than about 1e-38. The search's
-    numba copy is flushed too (:func:`agents.net.flush_subnormals`).
+    numba copy is flushed too (:func:`agents.nets.numba_net.flush_subnormals`).
     """
     import torch as th
 
@@ -208,9 +226,8 @@ def model_bytes(model: Any) -> bytes:
 
 def model_from_bytes(data: bytes) -> Any:
     """The MaskablePPO model of :func:`model_bytes`, on the CPU."""
-    from sb3_contrib import MaskablePPO
 
-    return MaskablePPO.load(io.BytesIO(data), device="cpu")
+    return load_ppo(io.BytesIO(data))
 
 
 __all__ = [

@@ -3,7 +3,7 @@
 Why its own inference: one forward pass of the actor gives logits for the whole batch, illegal
 actions are masked out, and the action is the argmax (``deterministic=True``) or a Gumbel-max
 sample from the agent's own seeded generator, so stochastic play is reproducible. Loading and
-the games a checkpoint records: :mod:`agents.checkpoint`; the network: :mod:`agents.policy_net`.
+the games a checkpoint records: :mod:`agents.nets.checkpoint`; the network: :mod:`agents.nets.policy_net`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,11 @@ from typing import Any
 import numpy as np
 import torch as th
 
+from agents.base import Agent, check_mask
+from agents.nets.checkpoint import describe_game, game_meta, game_mismatch, game_of, load_model
+
+# Checkpoints saved before agents.nets.policy_net existed name these two classes by this module's path.
+from agents.nets.policy_net import CardSlotPolicy, ScaledObs
 from splendor_env.observation import (
     O_MODULES,
     O_SEATS,
@@ -23,12 +28,6 @@ from splendor_env.observation import (
     SEAT_DIM,
 )
 from splendor_env.state import MAX_PLAYERS, MODULE_NAMES
-
-from .base import Agent, check_mask
-from .checkpoint import describe_game, game_meta, game_mismatch, game_of, load_model
-
-# Checkpoints saved before agents.policy_net existed name these two classes by this module's path.
-from .policy_net import CardSlotPolicy, ScaledObs
 
 
 class PPOAgent(Agent):

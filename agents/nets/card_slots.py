@@ -1,5 +1,5 @@
-"""The card slots the PPO network scores: what its torch form (:mod:`agents.policy_net`) and its
-numba copy (:mod:`agents.net`) must agree on, defined once for both."""
+"""The card slots the PPO network scores: what its torch form (:mod:`agents.nets.policy_net`) and its
+numba copy (:mod:`agents.nets.numba_net`) must agree on, defined once for both."""
 
 #: Card slots: the 12 market cards, then the observer's 3 reserved cards.
 N_SLOTS = 15

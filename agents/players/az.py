@@ -3,7 +3,7 @@
 Why: a PPO policy alone (``ppo:ppo_2p``) plays its first impression; a search that uses its
 policy as the prior and its critic as the leaf value looks ahead where the network is unsure
 (the AlphaZero recipe, without new training). It is the shared search core
-(:mod:`agents.search`) with the network evaluator (:mod:`agents.net`); which network plays
+(:mod:`agents.search.tree`) with the network evaluator (:mod:`agents.nets.numba_net`); which network plays
 which game, its options and budget: docs/agents.md ("One search core"). Options: :data:`PARAMS`.
 """
 
@@ -14,16 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent, search_inputs
+from agents.nets.numba_net import check_export, export_network, num_actions_of, observation_size
+from agents.options import parse_options, typed_options
+from agents.search.driver import Search
+from agents.search.subtree import same_information
+from agents.search.tree import Tree
 from splendor_env import rules
 from splendor_env import state as st
-from splendor_env.state import CURRENT, MAX_PLAYERS
-
-from .base import Agent, search_inputs
-from .gumbel import GumbelRoot
-from .net import NetBuffers, check_export, export_network, num_actions_of, observation_size
-from .options import parse_options, typed_options
-from .search import Tree, run_budget, search_network, warm_up
-from .subtree import same_information
 
 #: name -> (type, default, help) for every option of the ``az`` spec.
 PARAMS: dict[str, tuple[type, object, str]] = {
@@ -64,7 +62,7 @@ PARAMS: dict[str, tuple[type, object, str]] = {
 DEFAULT_SIMS = {2: 1000, 3: 2000, 4: 2000}
 
 #: The options a shipped network's metadata may set (``"az"`` in its ``NAME.json``, read by
-#: :func:`agents.models.search_options`): they say how to read that network's outputs (how flat
+#: :func:`agents.nets.shipped.search_options`): they say how to read that network's outputs (how flat
 #: its prior is, how far to trust its values), so they travel with it. An option given in the spec
 #: wins; the budget (``sims``, ``ms``) and ``batch`` are always the caller's.
 NETWORK_OPTIONS = ("c", "fpu", "ptemp")
@@ -113,7 +111,7 @@ def check_network_options(given: dict[str, object], owner: str) -> dict[str, obj
 
 def network_options(path: str | Path | None) -> dict[str, object]:
     """The search options a shipped network records (:data:`NETWORK_OPTIONS`), checked; ``{}`` for others."""
-    from .models import search_options
+    from agents.nets.shipped import search_options
 
     given = search_options(path) if path is not None else {}
     return check_network_options(given, f"network {str(path)!r}: its metadata")
@@ -129,10 +127,10 @@ def parse_az_spec(rest: str) -> tuple[str | None, dict[str, str]]:
 
 
 class Network:
-    """One exported network with its scratch buffers and the games it was trained for."""
+    """One exported network and the games it was trained for."""
 
-    def __init__(self, path: str | Path | None, model: Any, batch: int, seed: int | None) -> None:
-        from .ppo import PPOAgent
+    def __init__(self, path: str | Path | None, model: Any, seed: int | None) -> None:
+        from agents.players.ppo import PPOAgent
 
         self.ppo = PPOAgent(path, model=model, seed=seed)
         self.label = self.ppo.label
@@ -142,10 +140,6 @@ class Network:
         self.num_actions = num_actions_of(self.weights)
         self.obs_dim = observation_size(self.weights)
         self._check()
-        self.obs = np.zeros((batch, self.obs_dim), dtype=np.float32)
-        self.other_obs = np.zeros((batch * (MAX_PLAYERS - 1), self.obs_dim), dtype=np.float32)
-        self.leaf_mask = np.zeros((batch, self.num_actions), dtype=np.int8)
-        self.buf = NetBuffers(self.weights, batch, others=batch * (MAX_PLAYERS - 1))
 
     def _check(self) -> None:
         """The numba network against torch on a fresh deal of a game it plays, every seat's view."""
@@ -160,10 +154,6 @@ class Network:
 
     def covers(self, num_players: int, modules: tuple[str, ...]) -> bool:
         return int(num_players) in self.game["players"] and set(modules) == set(self.game["modules"])
-
-    def search_args(self) -> tuple[np.ndarray, ...]:
-        """The scratch arrays :func:`agents.search.search_network` takes after ``rng``."""
-        return (self.obs, self.other_obs, self.leaf_mask, *self.buf.search_args())
 
 
 class AZAgent(Agent):
@@ -187,13 +177,13 @@ class AZAgent(Agent):
         self._seed = seed
         self.fixed = path is not None or model is not None
         self._nets: dict[tuple[int, tuple[str, ...]], Network] = {}
-        self._trees: dict[int, Tree] = {}
+        self._searches: dict[tuple[str, int], Search] = {}  # (network, tree nodes) -> its search
         self.net: Network | None = None
         self._timed_ready = False  # the search compiled before a timed move
-        self.last_tree: Tree | None = None  # the tree of the last search (its root's children: root_stats)
+        self._last: Search | None = None  # the search that ran last
         self._last_root: np.ndarray | None = None  # the state the last search started from
         if self.fixed:
-            self.net = Network(path, model, int(self.params["batch"]), seed)
+            self.net = Network(path, model, seed)
         self.plays_modules = self.net is None or bool(self.net.game["modules"])  # read by base.check_game
 
     # -- which network ---------------------------------------------------------
@@ -213,8 +203,8 @@ class AZAgent(Agent):
 
     def network(self, num_players: int, modules: tuple[str, ...] | list[str] = ()) -> Network:
         """The network for this game (loaded once per game), or a clear error naming the game."""
-        from .checkpoint import describe_game
-        from .models import default_model, shipped_names
+        from agents.nets.checkpoint import describe_game
+        from agents.nets.shipped import default_model, shipped_names
 
         mods = st.module_names(st.parse_modules(tuple(modules)))
         if self.fixed:
@@ -240,7 +230,7 @@ class AZAgent(Agent):
                     self._nets[key] = net
                     break
             else:
-                self._nets[key] = Network(name, None, int(self.params["batch"]), self._seed)
+                self._nets[key] = Network(name, None, self._seed)
         self.net = self._nets[key]
         return self.net
 
@@ -257,61 +247,35 @@ class AZAgent(Agent):
             own["sims"] = DEFAULT_SIMS[num_players]
         return {**self.params, **own}
 
-    def _tree(self, num_actions: int, p: dict[str, object]) -> Tree:
-        timed = min(TIMED_TREE_NODES, TIMED_TREE_BYTES // (8 * num_actions))
-        nodes = int(p["sims"]) + 1 if p["ms"] == 0 else timed
-        key = (num_actions, nodes)
-        if key not in self._trees:
-            self._trees[key] = Tree(nodes, num_actions, int(p["batch"]), priors=True)
-        return self._trees[key]
+    def _search(self, state: np.ndarray, sims: int | None) -> tuple[Any, ...]:
+        """``(state, its Search, options, (c, fpu, ptemp), search seed)`` for a search from ``state``.
 
-    @property
-    def simulations(self) -> int:
-        """How many simulations the last search ran (0 before the first)."""
-        return 0 if self.last_tree is None else int(self.last_tree.arrays[2][0])
-
-    def _searcher(self, state: np.ndarray, sims: int | None, after: Any = None) -> tuple[Any, ...]:
-        """The tree for a search from ``state`` and ``run(k, n, forced=-1)``, which runs ``k`` more
-        simulations of it (:func:`agents.search.search_network`); also the options, the seat and the
-        node count of the subtree kept from the last search (0: the tree is empty).
-
-        ``after``: the moves played since this agent's last search, which then goes on in the subtree
-        they lead to where :func:`agents.subtree.same_information` allows (self-play's ``reuse``);
-        ``None`` starts an empty tree. A search with fewer ``sims`` than the option's (self-play's
-        cheap searches) uses the option's tree, so either kind can go on from the other's."""
+        The search (:class:`agents.search.driver.Search`, a batch of one tree) is kept per network and
+        tree size; a search with fewer ``sims`` than the option's (self-play's cheap searches) uses the
+        option's tree, so either kind can go on from the other's."""
         s = np.ascontiguousarray(state, dtype=np.int32)
         num_players = int(s[st.N_PLAYERS])
         net = self.network(num_players, st.module_names(int(s[st.MODULES])))
         p = self.search_params(net, num_players)
-        tree = self._tree(net.num_actions, p)
+        timed = min(TIMED_TREE_NODES, TIMED_TREE_BYTES // (8 * net.num_actions))
+        key = (net.label, int(p["sims"]) + 1 if p["ms"] == 0 else timed)
+        if key not in self._searches:
+            self._searches[key] = Search(net.weights, 1, key[1], int(p["batch"]))
         if sims is not None:
             p["sims"] = int(sims)
-        seat = int(s[CURRENT])
-        rng = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
-        kept = 0
-        last = self._last_root
-        if after is not None and tree is self.last_tree and last is not None and same_information(last, s):
-            kept = tree.keep_subtree(np.asarray(after, dtype=np.int64), seat)
-        if kept == 0:
-            tree.reset(seat)
-        self.last_tree = tree
-        self._last_root = s.copy()
-        common = (
-            float(p["c"]),
-            float(p["fpu"]),
-            int(p["batch"]),
-            float(p["ptemp"]),
-            net.weights,
-            tree.arrays,
-        )
-        scratch = net.search_args()
+        seed = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
+        params = tuple(np.array([float(p[k])]) for k in ("c", "fpu", "ptemp"))
+        return s, self._searches[key], p, params, seed
 
-        def run(k: int, n: int, forced: int = -1) -> int:
-            if forced >= 0:
-                return search_network(s, seat, k, *common, n, rng, *scratch, forced)
-            return search_network(s, seat, k, *common, n, rng, *scratch)
+    @property
+    def last_tree(self) -> Tree | None:
+        """The tree of the last search (its root's children: ``root_stats``), ``None`` before the first."""
+        return None if self._last is None else self._last.tree(0)
 
-        return s, tree, run, p, seat, kept
+    @property
+    def simulations(self) -> int:
+        """How many simulations the last search ran (0 before the first)."""
+        return 0 if self._last is None else int(self._last.trees.arrays[2][0, 0])
 
     def root_visits(
         self, state: np.ndarray, early_stop: bool = False, sims: int | None = None, after: Any = None
@@ -320,45 +284,26 @@ class AZAgent(Agent):
 
         ``early_stop`` applies the ``stop`` option (:meth:`act` does; training targets do not,
         as it leaves the other counts short). ``sims`` replaces the option for this search (the
-        cheap searches of playout-cap randomisation in self-play). Also sets ``root_value``: the
-        visit-weighted mean value of the root's children for that seat, which
-        :mod:`training.search.selfplay` records next to the visits.
+        cheap searches of playout-cap randomisation in self-play). Also sets ``root_value``: what
+        the search thinks the position is worth to the seat on move (a value target in training).
 
         ``after`` (the moves played since this agent's last search, in a game it plays every seat of):
-        go on in the subtree those moves lead to, where :func:`agents.subtree.same_information` allows,
-        and count its visits in the budget: ``sims`` is then the root's visits after the search, as
-        in AlphaZero, which kept the subtree between moves; without it, or where the subtree is not
-        kept, the search starts from an empty tree.
+        go on in the subtree those moves lead to, where :func:`agents.search.subtree.same_information`
+        allows, and count its visits in the budget, as AlphaZero kept the subtree between moves.
         """
-        _, tree, run, p, seat, kept = self._searcher(state, sims, after)
-        if p["ms"] > 0 and not self._timed_ready:
-            warm_up(run, tree, seat)
+        s, search, p, params, seed = self._search(state, sims)
+        keep = None
+        last = self._last_root
+        if after is not None and search is self._last and last is not None and same_information(last, s):
+            keep = [(0, np.asarray(after, dtype=np.int64))]
+        if p["ms"] > 0 and not self._timed_ready:  # compile (or load) the search before the clock runs
+            search.search(s[None], np.zeros(1, np.uint64), params, np.ones(1, np.int64))
             self._timed_ready = True
-        # the root alone first: its prior guides the rest
-        chunk = 4 * int(p["batch"])
-        stop = float(p["stop"]) if early_stop else 0.0  # run_budget ignores it in a timed search
-
-        def decided(left: int) -> bool:
-            return tree.root_lead() > stop * left
-
-        tree.used = run_budget(
-            run,
-            int(p["sims"]) - int(tree.arrays[2][0]),  # a kept subtree's visits count
-            float(p["ms"]),
-            chunk,
-            tree.max_nodes,
-            first=0 if kept else 1,
-            decided=decided if stop > 0 else None,
-            max_ms=float(p["max_ms"]),
-            nodes=max(kept, 1),
-        )
-        actions, visits, values = tree.root_stats(seat)
-        counts = np.zeros(tree.num_actions)
-        # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
-        counts[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
-        # what the search thinks the position is worth to the seat on move (a value target in training)
-        self.root_value = float(values.sum() / max(visits.sum(), 1.0))
-        return counts
+        self._last, self._last_root = search, s.copy()
+        budget = (float(p["ms"]), float(p["max_ms"]), float(p["stop"]) if early_stop else 0.0)
+        counts, values = search.search(s[None], seed, params, np.array([int(p["sims"])]), keep, *budget)
+        self.root_value = float(values[0])
+        return counts[0]
 
     def gumbel_search(self, state: np.ndarray, actions: int = 16) -> tuple[int, np.ndarray]:
         """Gumbel AlphaZero's root (Danihelka et al. 2022): ``(move, policy target)`` from ``state``.
@@ -368,24 +313,18 @@ class AZAgent(Agent):
         (Gumbel-top-k over the prior's logits, from this agent's seeded stream), sequential halving
         spends the ``sims`` budget on them (PUCT below the root), and the move is the survivor with
         the highest ``g + logits + sigma(q)``; the target is ``softmax(logits + sigma(completed q))``
-        over the legal ids (:class:`agents.gumbel.GumbelRoot`). Sets ``root_value`` as :meth:`root_visits` does.
+        over the legal ids (:class:`agents.search.gumbel.GumbelRoot`). Sets ``root_value`` as :meth:`root_visits` does.
         """
-        s, tree, run, p, seat, _ = self._searcher(state, None)
+        s, search, p, params, seed = self._search(state, None)
         if p["ms"] > 0:
             raise ValueError("az option root=gumbel needs a simulation budget (sims), not ms")
-        mask = np.zeros(tree.num_actions, dtype=np.int8)
+        mask = np.zeros(search.num_actions, dtype=np.int8)
         rules.legal_mask(s, mask)
-        legal = np.flatnonzero(mask)
-        n = run(1, 1)  # the root alone: its prior and value
-        root = GumbelRoot(tree.arrays, legal, seat, self.rng.gumbel(size=legal.size), actions, int(p["sims"]))
-        for _ in range(root.phases):
-            for move, k in root.plan():
-                n = run(k, n, move)
-            root.halve()
-        tree.used = n
-        _, vis, values = tree.root_stats(seat)
-        self.root_value = float(values.sum() / max(vis.sum(), 1.0))
-        return root.result(tree.num_actions)
+        noise = self.rng.gumbel(size=int(mask.sum()))
+        self._last, self._last_root = search, s.copy()
+        moves, targets, values = search.gumbel_search(s[None], seed, params, int(p["sims"]), [noise], actions)
+        self.root_value = float(values[0])
+        return moves[0], targets[0]
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
         s, legal, mask = search_inputs("AZAgent", state, action_mask)

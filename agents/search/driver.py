@@ -1,0 +1,495 @@
+"""The one search driver: any number of network searches advanced in step, a single game a batch of one.
+
+Why one driver: ``az``'s move, self-play (one game or hundreds at once, PUCT or Gumbel's root, kept
+subtrees, playout caps) and the GPU path all search the same way, so they run through one
+:class:`Search`. Each round every tree with simulations left walks its next ``batch`` leaves
+(:func:`select_leaves`: determinisation from the tree's own random stream, PUCT with virtual loss,
+:func:`agents.search.tree.descend`), the leaves of a group of trees go to the network together, then
+each tree expands and backs up its leaves in order (:func:`expand_backup`). A tree's search depends
+only on its root, its stream and its budget, not on which other trees share its rounds.
+
+The network: numba on this core (:func:`simulate`, everything in one compiled call; the network
+costs the same per row in any batch, so one tree at a time keeps the cache to itself), or a
+:class:`~agents.nets.torch_evaluator.TorchEvaluator` (a GPU), where the trees go in lanes of
+:data:`LANE_TREES` in a ring: the CPU selects lane ``i``'s leaves while lane ``i - 1``'s are evaluated
+(256 games, H100 host: 1113 positions/s with lanes of 64, 781 with 16, 966 with one lane of 256).
+Torch rounds differently from numba, so its trees are close, not identical.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from agents.nets.numba_net import (
+    NetBuffers,
+    net_forward,
+    net_values,
+    num_actions_of,
+    observation_size,
+    seat_values,
+)
+from agents.nets.torch_evaluator import TorchEvaluator
+from agents.search.gumbel import GumbelRoot
+from agents.search.tree import Tree, Trees, backup, descend, set_prior, tree_view
+from splendor_env import rules
+from splendor_env.observation import observe
+from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
+
+Array = np.ndarray
+
+#: Trees searched together by the numba evaluator (:func:`simulate`'s ``group``).
+CPU_GROUP = 1
+#: Trees per lane with a torch evaluator (module docstring: why 64).
+LANE_TREES = 64
+
+
+@njit(cache=True)
+def select_leaves(
+    t0: int, t1: int, roots: Array, seats: Array, todo: Array, batch: int, params: tuple, arrays: tuple,
+    n_nodes: Array, rngs: Array, lane: tuple, book: tuple,
+) -> tuple[int, int, int]:  # fmt: skip
+    """Each tree ``t`` of ``t0..t1-1`` with ``todo[t] > 0`` walks its next ``min(batch, todo[t])`` leaves.
+
+    ``params = (c, fpu, ptemp)`` per tree; ``lane = (obs, other_obs, leaf_mask)``: the leaves that need the
+    network get consecutive rows of ``obs``/``leaf_mask`` (the seat on move's view) and rows of ``other_obs``
+    (every other seat's view, for the critic); ``book = (other_row, taken, forced)``: where leaf ``j`` of tree
+    ``t`` starts in ``other_obs``, the leaves each tree took, its root move (``>= 0``: Gumbel's root).
+    Returns ``(rows of obs, rows of other_obs, trees that took leaves)``."""
+    obs, other_obs, leaf_mask = lane
+    other_row, taken, forced = book
+    active = n_eval = n_other = 0
+    na = arrays[0].shape[2]
+    d = np.empty(roots.shape[1], dtype=roots.dtype)
+    mask = np.zeros(na, dtype=np.int8)
+    for t in range(t0, t1):
+        taken[t] = min(batch, todo[t]) if todo[t] > 0 else 0
+        if taken[t] == 0:
+            continue
+        tree = tree_view(arrays, t)
+        leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
+        n, nn = roots[t, N_PLAYERS], n_nodes[t]
+        active += 1
+        for j in range(taken[t]):
+            node, player, nn, needs_network = descend(
+                tree,
+                j,
+                d,
+                roots[t],
+                seats[t],
+                rngs[t],
+                mask,
+                params[0][t],
+                params[1][t],
+                forced[t],
+                nn,
+                leaf_value[j],
+            )
+            leaf_row[j] = n_eval if needs_network else -1
+            leaf_node[j], leaf_player[j] = node, player
+            if needs_network:
+                observe(d, player, obs[n_eval])
+                other_row[t, j] = n_other
+                for q in range(n):
+                    if q != player:
+                        observe(d, q, other_obs[n_other])
+                        n_other += 1
+                leaf_mask[n_eval, :] = mask
+                n_eval += 1
+        n_nodes[t] = nn
+    return n_eval, n_other, active
+
+
+@njit(cache=True)
+def expand_backup(
+    t0: int, t1: int, roots: Array, todo: Array, params: tuple, arrays: tuple, leaf_mask: Array, book: tuple,
+    out: tuple,
+) -> None:  # fmt: skip
+    """Each tree of ``t0..t1-1`` that took leaves in :func:`select_leaves` reads their rows of the network's
+    outputs ``out = (logits, values, other_values)``: the prior of each new node (softmax of the logits over
+    the legal ids at temperature ``ptemp[t]``), the per-seat value (:func:`agents.nets.numba_net.seat_values`),
+    backed up in order; ``todo[t] -= taken[t]``."""
+    logits, values, other_values = out
+    other_row, taken = book[0], book[1]
+    raw = np.zeros(MAX_PLAYERS)
+    for t in range(t0, t1):
+        if taken[t] == 0:
+            continue
+        tree = tree_view(arrays, t)
+        prior, expanded = tree[1], tree[6]
+        leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
+        n = roots[t, N_PLAYERS]
+        for j in range(taken[t]):
+            e = leaf_row[j]
+            if e >= 0:
+                lp = leaf_player[j]
+                raw[lp] = values[e]
+                k = other_row[t, j]
+                for q in range(n):
+                    if q != lp:
+                        raw[q] = other_values[k]
+                        k += 1
+                seat_values(raw, n, leaf_value[j])
+                if expanded[leaf_node[j]] == 0:
+                    set_prior(prior, leaf_node[j], logits[e], leaf_mask[e], params[2][t])
+                    expanded[leaf_node[j]] = 1
+            backup(tree, j, leaf_value[j], True, n)
+        todo[t] -= taken[t]
+
+
+@njit(cache=True)
+def simulate(
+    roots: Array, seats: Array, todo: Array, batch: int, group: int, params: tuple, weights: tuple, arrays: tuple,
+    n_nodes: Array, rngs: Array, lane: tuple, book: tuple, net: tuple,
+) -> None:  # fmt: skip
+    """``todo[t]`` more simulations of every tree ``t`` with the numba network (``net``: its scratch and
+    outputs, :meth:`agents.nets.numba_net.NetBuffers.search_args`), trees ``group`` at a time, the leaves
+    of a group's round evaluated by one :func:`~agents.nets.numba_net.net_forward` and one
+    :func:`~agents.nets.numba_net.net_values` call; ``n_nodes`` is updated, ``todo`` ends at 0."""
+    feats, h1, h2, ctx, logits, values, other_values = net
+    for t0 in range(0, roots.shape[0], group):
+        t1 = min(roots.shape[0], t0 + group)
+        while True:
+            n_eval, n_other, active = select_leaves(
+                t0, t1, roots, seats, todo, batch, params, arrays, n_nodes, rngs, lane, book
+            )
+            if active == 0:
+                break
+            if n_eval > 0:
+                net_forward(lane[0], n_eval, weights, feats, h1, h2, ctx, logits, values)
+                net_values(lane[1], n_other, weights, feats, h1, h2, other_values)
+            expand_backup(t0, t1, roots, todo, params, arrays, lane[2], book, (logits, values, other_values))
+
+
+def run_budget(
+    run: Callable[[int, int], int],
+    sims: int,
+    ms: float,
+    chunk: int,
+    max_nodes: int,
+    decided: Callable[[int], bool] | None = None,
+    max_ms: float = 0.0,
+    nodes: int = 1,
+) -> int:
+    """Spend a search's budget: ``run(k, n_nodes) -> n_nodes`` runs ``k`` more simulations.
+
+    ``ms == 0``: ``sims`` simulations; with ``decided``, in chunks of ``chunk``, stopping early once
+    ``decided(simulations left)`` says the rest cannot matter; with ``max_ms > 0``, in chunks too,
+    stopping once ``max_ms`` milliseconds have passed (a cap for a server or a tournament: the search
+    it cuts short is no longer reproducible from the seed alone). Chunks of a multiple of the leaf
+    batch keep the batches one call would have, so a search that stops neither early nor at the cap
+    is the same search. ``ms > 0``: chunks until the time is up or the tree is nearly full. ``nodes``:
+    the node count to start from. Returns the node count.
+    """
+    start = time.perf_counter()
+    n, done = nodes, 0
+    if ms == 0:
+        if decided is None and max_ms <= 0:
+            return run(sims, n) if sims > 0 else n
+        cap = start + max_ms / 1000.0 if max_ms > 0 else math.inf
+        while done < sims and not (decided is not None and decided(sims - done)):
+            if time.perf_counter() >= cap:
+                break
+            k = min(chunk, sims - done)
+            n = run(k, n)
+            done += k
+        return n
+    deadline = start + ms / 1000.0
+    while time.perf_counter() < deadline and n < max_nodes - chunk:
+        n = run(chunk, n)
+    return n
+
+
+def warm_up(run: Callable[[int, int], int], tree: Tree, seat: int) -> None:
+    """One simulation, then an empty tree again: numba compiles (or loads) a search before a timed move."""
+    run(1, 1)
+    tree.reset(seat)
+
+
+class _NumbaLane:
+    """The numba network's buffers for ``rows`` leaves (its outputs: :func:`agents.nets.numba_net.net_forward`)."""
+
+    def __init__(self, weights: tuple[np.ndarray, ...], rows: int, obs_dim: int) -> None:
+        others = rows * (MAX_PLAYERS - 1)
+        self.buf = NetBuffers(weights, rows, others=others)
+        self.obs = np.zeros((rows, obs_dim), dtype=np.float32)
+        self.other_obs = np.zeros((others, obs_dim), dtype=np.float32)
+
+
+class Search:
+    """Network searches of up to ``trees`` roots at once, each tree of ``max_nodes`` nodes.
+
+    ``weights`` is the exported network (:func:`agents.nets.numba_net.export_network`); ``evaluator``
+    ``None`` evaluates it in numba on this core, ``group`` trees at a time; a :class:`TorchEvaluator`
+    in lanes of ``lane_trees`` (module docstring). A search's options are per tree (arrays of
+    ``c``, ``fpu``, ``ptemp``), as self-play mixes player counts.
+    """
+
+    def __init__(
+        self,
+        weights: tuple[np.ndarray, ...],
+        trees: int,
+        max_nodes: int,
+        batch: int,
+        evaluator: TorchEvaluator | None = None,
+        group: int = CPU_GROUP,
+        lane_trees: int = LANE_TREES,
+    ) -> None:
+        self.weights, self.batch, self.evaluator = weights, batch, evaluator
+        self.num_actions = num_actions_of(weights)
+        dim = observation_size(weights)
+        self.trees = Trees(trees, max_nodes, self.num_actions, batch)
+        self.other_row = np.zeros((trees, batch), dtype=np.int32)
+        self.taken = np.zeros(trees, dtype=np.int64)
+        if evaluator is None:
+            self.group = max(1, min(group, trees))
+            self.lanes: list[Any] = [_NumbaLane(weights, self.group * batch, dim)]
+        else:
+            self.lane_trees = max(1, min(lane_trees, trees))
+            rows = self.lane_trees * batch
+            lanes = -(-trees // self.lane_trees)
+            self.lanes = [
+                evaluator.lane(rows, rows * (MAX_PLAYERS - 1), dim, self.num_actions) for _ in range(lanes)
+            ]
+        self.leaf_mask = [
+            np.zeros((lane.obs.shape[0], self.num_actions), dtype=np.int8) for lane in self.lanes
+        ]
+
+    @property
+    def max_nodes(self) -> int:
+        return self.trees.max_nodes
+
+    def tree(self, t: int) -> Tree:
+        return self.trees.tree(t)
+
+    def run(
+        self,
+        roots: np.ndarray,
+        seats: np.ndarray,
+        todo: np.ndarray,
+        params: tuple[np.ndarray, np.ndarray, np.ndarray],
+        n_nodes: np.ndarray,
+        rngs: np.ndarray,
+        forced: np.ndarray | None = None,
+    ) -> None:
+        """``todo[t]`` more simulations of each tree (in ``roots``' order), ``params = (c, fpu, ptemp)``,
+        with root move ``forced[t]`` where given and ``>= 0``."""
+        arrays, k = self.trees.arrays, roots.shape[0]
+        book = (self.other_row, self.taken, np.full(k, -1, dtype=np.int64) if forced is None else forced)
+        inputs = [
+            (lane.obs, lane.other_obs, mask) for lane, mask in zip(self.lanes, self.leaf_mask, strict=True)
+        ]
+        if self.evaluator is None:
+            net = self.lanes[0].buf.search_args()
+            simulate(
+                roots,
+                seats,
+                todo,
+                self.batch,
+                self.group,
+                params,
+                self.weights,
+                arrays,
+                n_nodes,
+                rngs,
+                inputs[0],
+                book,
+                net,
+            )
+            return
+        size = self.lane_trees
+        evaluated = [0] * len(self.lanes)  # rows the lane's last selection sent to the network
+
+        def select(i: int) -> bool:
+            t0 = i * size
+            n_eval, n_other, active = select_leaves(
+                t0,
+                min(k, t0 + size),
+                roots,
+                seats,
+                todo,
+                self.batch,
+                params,
+                arrays,
+                n_nodes,
+                rngs,
+                inputs[i],
+                book,
+            )
+            evaluated[i] = n_eval
+            if n_eval:
+                self.lanes[i].submit(n_eval, n_other)
+            return active > 0
+
+        def back(i: int) -> None:
+            lane, t0 = self.lanes[i], i * size
+            if evaluated[i]:
+                lane.wait()
+            out = (lane.logits, lane.values, lane.other_values)
+            expand_backup(t0, min(k, t0 + size), roots, todo, params, arrays, self.leaf_mask[i], book, out)
+
+        live = list(range(-(-k // size)))
+        pending = -1  # the lane whose leaves are being evaluated
+        while live:
+            still = []
+            for i in live:
+                if pending == i:  # a lane alone: its leaves come back before it selects again
+                    back(i)
+                    pending = -1
+                active = select(i)
+                if pending >= 0:
+                    back(pending)
+                pending = i if active else -1
+                if active:
+                    still.append(i)
+            live = still
+        if pending >= 0:
+            back(pending)
+
+    def start(
+        self,
+        roots: np.ndarray,
+        seeds: np.ndarray,
+        params: tuple[np.ndarray, np.ndarray, np.ndarray],
+        keep: list[tuple[int, np.ndarray] | None] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Trees ``0..K-1`` for ``roots`` (each for its seat on move, stream seeded ``seeds[t]``): empty, or
+        ``keep[t] = (u, path)``, the subtree that the moves ``path`` lead to in tree ``u`` (the tree of
+        the game's last search, which the caller found to have :func:`agents.search.subtree.same_information`
+        with this root; empty where that subtree is not there); then the first simulation of each empty
+        tree (its root's prior and value guide the rest). Returns ``(seats, n_nodes, rngs)``."""
+        k = roots.shape[0]
+        if k > self.trees.trees:
+            raise ValueError(f"{k} roots for {self.trees.trees} trees")
+        seats = roots[:, CURRENT].astype(np.int64)
+        n_nodes = np.zeros(k, dtype=np.int64)
+        if keep is not None and any(x is not None for x in keep):
+            sources = np.array([t if x is None else x[0] for t, x in enumerate(keep)], np.int64)
+            if (sources != np.arange(k)).any():  # games changed places since their last search
+                self.trees.move_trees(sources)
+            for t, x in enumerate(keep):
+                if x is not None:
+                    n_nodes[t] = self.tree(t).keep_subtree(x[1], int(seats[t]))
+        fresh = np.flatnonzero(n_nodes == 0)
+        self.trees.reset(fresh, seats[fresh])
+        rngs = np.asarray(seeds, dtype=np.uint64).reshape(k, 1).copy()
+        todo = (n_nodes == 0).astype(np.int64)
+        n_nodes[fresh] = 1
+        self.run(roots, seats, todo, params, n_nodes, rngs)
+        return seats, n_nodes, rngs
+
+    def search(
+        self,
+        roots: np.ndarray,
+        seeds: np.ndarray,
+        params: tuple[np.ndarray, np.ndarray, np.ndarray],
+        sims: np.ndarray,
+        keep: list[tuple[int, np.ndarray] | None] | None = None,
+        ms: float = 0.0,
+        max_ms: float = 0.0,
+        stop: float = 0.0,
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """PUCT searches of ``roots`` (:meth:`start`, then the rest of ``sims[t]`` simulations, a kept
+        subtree's visits counted in it): each root's visit counts over the action ids (the mean value
+        breaking ties, below one visit) and its value for the seat on move (:meth:`Tree.root_value`).
+
+        The budget (:func:`run_budget`): ``ms > 0`` a time budget instead of ``sims``; ``max_ms`` a cap
+        on a ``sims`` search; ``stop > 0`` ends a tree's search once its most-visited move leads the next
+        by more than ``stop`` x its simulations left.
+        """
+        k = roots.shape[0]
+        seats, n_nodes, rngs = self.start(roots, seeds, params, keep)
+        left = np.maximum(np.asarray(sims, np.int64) - self.trees.arrays[2][:k, 0].astype(np.int64), 0)
+        todo = np.zeros(k, dtype=np.int64)
+
+        def decided(_: int) -> bool:
+            for t in np.flatnonzero(left > 0):
+                if self.tree(int(t)).root_lead() > stop * left[t]:
+                    left[t] = 0
+            return not left.any()
+
+        def run(chunk: int, _: int) -> int:
+            todo[:] = chunk if ms > 0 else np.minimum(left, chunk)
+            left[:] -= todo if ms == 0 else 0
+            self.run(roots, seats, todo, params, n_nodes, rngs)
+            return int(n_nodes.max())
+
+        chunk = 4 * self.batch
+        budget = int(left.max()) if k else 0
+        run_budget(
+            run, budget, ms, chunk, self.max_nodes, decided if stop > 0 else None, max_ms, int(n_nodes.max())
+        )
+        self.trees.used[:k] = n_nodes
+        counts, root_values = [], np.zeros(k)
+        for t in range(k):
+            tree = self.tree(t)
+            actions, visits, values = tree.root_stats(int(seats[t]))
+            cnt = np.zeros(self.num_actions)
+            # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
+            cnt[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
+            counts.append(cnt)
+            root_values[t] = tree.root_value(int(seats[t]))
+        return counts, root_values
+
+    def gumbel_search(
+        self,
+        roots: np.ndarray,
+        seeds: np.ndarray,
+        params: tuple[np.ndarray, np.ndarray, np.ndarray],
+        sims: int,
+        noise: list[np.ndarray],
+        actions: int,
+    ) -> tuple[list[int], list[np.ndarray], np.ndarray]:
+        """Gumbel AlphaZero's root for every tree (:class:`agents.search.gumbel.GumbelRoot`): ``(moves,
+        policy targets, root values)``. ``noise[t]`` is root ``t``'s Gumbel draw, one per legal id in order.
+        The trees go through their halving schedules in step: each round, every tree still halving runs
+        its next survivor's simulations, so a tree sees the same calls in the same order as when alone.
+        """
+        k = roots.shape[0]
+        seats, n_nodes, rngs = self.start(roots, seeds, params)
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        schedules = []
+        for t in range(k):
+            mask[:] = 0
+            rules.legal_mask(roots[t], mask)
+            legal = np.flatnonzero(mask)
+            if noise[t].shape != legal.shape:
+                raise ValueError(f"root {t}: {noise[t].size} Gumbel draws for {legal.size} legal moves")
+            schedules.append(GumbelRoot(self.tree(t).arrays, legal, int(seats[t]), noise[t], actions, sims))
+        todo = np.zeros(k, dtype=np.int64)
+        forced = np.full(k, -1, dtype=np.int64)
+        for phase in range(max(r.phases for r in schedules)):
+            halving = [t for t in range(k) if phase < schedules[t].phases]
+            plans = {t: schedules[t].plan() for t in halving}
+            for j in range(max(len(p) for p in plans.values())):
+                todo[:] = 0
+                for t, plan in plans.items():
+                    if j < len(plan):
+                        forced[t], todo[t] = plan[j]
+                self.run(roots, seats, todo, params, n_nodes, rngs, forced)
+            for t in halving:
+                schedules[t].halve()
+        self.trees.used[:k] = n_nodes
+        moves, targets = [], []
+        for t in range(k):
+            move, target = schedules[t].result(self.num_actions)
+            moves.append(move)
+            targets.append(target)
+        return moves, targets, np.array([self.tree(t).root_value(int(seats[t])) for t in range(k)])
+
+
+__all__ = [
+    "CPU_GROUP",
+    "LANE_TREES",
+    "Search",
+    "expand_backup",
+    "run_budget",
+    "select_leaves",
+    "simulate",
+    "warm_up",
+]
