@@ -16,6 +16,7 @@ import numpy as np
 
 from splendor_env import rules
 from splendor_env import state as st
+from splendor_env.deal import new_state
 from splendor_env.state import CURRENT, MAX_PLAYERS
 
 from .base import Agent, search_inputs
@@ -152,7 +153,7 @@ class Network:
         from splendor_env.observation import observe
 
         n = min(self.game["players"])
-        s = st.new_state(n, 0, modules=tuple(self.game["modules"]))
+        s = new_state(n, 0, modules=tuple(self.game["modules"]))
         probe = np.zeros((n, self.obs_dim), dtype=np.float32)
         for p in range(n):
             observe(s, p, probe[p])

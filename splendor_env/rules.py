@@ -162,7 +162,7 @@ from .state import (
     TOKEN_LIMIT,
     TURN,
     WINNING_PRESTIGE,
-    _clear_pending,
+    clear_pending,
     deck_count_addr,
     draw_card,
     draw_from,
@@ -616,7 +616,7 @@ def _purchase(s: np.ndarray, p: int, po: int, card: int, use_dg: bool, mods: int
 @njit(cache=True, inline="always")
 def _apply_main(s: np.ndarray, a: int, p: int, po: int, mods: int) -> None:
     if mods:
-        _clear_pending(s)
+        clear_pending(s)
     if a == PASS:
         s[PASSES] += 1
         if mods:
