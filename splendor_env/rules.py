@@ -654,8 +654,12 @@ def _apply_main(s: np.ndarray, a: int, p: int, po: int, mods: int) -> None:
 
 
 @njit(cache=True, inline="always")
-def _pending_phase(s: np.ndarray) -> int:
-    """The next module effect to settle, in rule order, as the phase that decides it; -1 if none."""
+def next_pending_phase(s: np.ndarray) -> int:
+    """The next module effect to settle, in rule order, as the phase that decides it; -1 if none.
+
+    Shared: the snapshots check a module game's phase against the engine's own order of
+    pending effects (:mod:`splendor_env.snapshot`).
+    """
     ph = trading_posts.drawn_phase(s)
     if ph < 0:
         ph = orient.pending_phase(s)
@@ -699,7 +703,7 @@ def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> 
     the engine, as the rules leave the player no choice.
     """
     while True:
-        ph = _pending_phase(s)
+        ph = next_pending_phase(s)
         if ph < 0:
             break
         s[PHASE] = ph

@@ -53,7 +53,7 @@ from .cards import (
     TOKEN_COLOURS,
     TRADING_POSTS,
 )
-from .invariants import _owners, check_invariants, recompute_derived
+from .invariants import card_owners, check_invariants, recompute_derived
 from .state import (
     ALL_SLOTS,
     BANK,
@@ -170,7 +170,7 @@ def to_dict(s: np.ndarray) -> dict[str, Any]:
     """
     n = int(s[N_PLAYERS])
     mods = int(s[MODULES])
-    owners = _owners(s)
+    owners = card_owners(s)
     players = []
     for p in range(n):
         po = PLAYERS + p * PLAYER_SIZE
@@ -796,7 +796,7 @@ def _check_strongholds(s: np.ndarray, n: int, mods: int) -> None:
 
 
 def _check_pending(s: np.ndarray, n: int, mods: int, phase: int, cur: int) -> None:
-    from .rules import _pending_phase  # the engine's own order of pending effects
+    from .rules import next_pending_phase  # the engine's own order of pending effects
 
     path = _key(ROOT, "pending")
     effect_fields = {
@@ -868,7 +868,7 @@ def _check_pending(s: np.ndarray, n: int, mods: int, phase: int, cur: int) -> No
                 _key(path, "stage"),
                 f"expected stage {STAGE_EFFECTS} in phase {PHASE_NAMES[phase]}, got {value['stage']}",
             )
-        if _pending_phase(s) != phase:
+        if next_pending_phase(s) != phase:
             raise _fail(
                 _key(ROOT, "phase"), f"phase {PHASE_NAMES[phase]} is not the next pending effect of {value}"
             )
