@@ -1,3 +1,4 @@
+# long file: the one turn pipeline, numba kernels (legality, effects, the end of a turn) that call each other, kept together in rule order
 """The rules: one turn pipeline for every game, base or with modules.
 
 Pure numba functions over a state array (see :mod:`splendor_env.state`):
