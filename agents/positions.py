@@ -13,6 +13,7 @@ import numpy as np
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
+from splendor_env.deal import new_state
 from splendor_env.observation import obs_dim, observe
 
 
@@ -30,7 +31,7 @@ def sample_states(
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
     for g in range(games):
-        s = st.new_state(num_players, int(rng.integers(0, 2**62)) + g, modules=tuple(modules))
+        s = new_state(num_players, int(rng.integers(0, 2**62)) + g, modules=tuple(modules))
         mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
         taken = 0
         while not rules.is_over(s):

@@ -15,10 +15,11 @@ from .numba_cache import refresh_cache as _refresh_cache
 _refresh_cache(_Path(__file__).parent, _package_sources(_Path(__file__).parent))
 
 from .actions import NUM_ACTIONS, NUM_ACTIONS_ALL, action_table, describe  # noqa: E402 - after the cache guard on purpose
+from .deal import new_state  # noqa: E402 - after the cache guard on purpose
 from .env import EnvConfig, IllegalActionError, env, raw_env  # noqa: E402 - after the cache guard on purpose
 from .observation import MODULE_OBS_LAYOUT, OBS_DIM, OBS_DIM_ALL, OBS_LAYOUT, layout_table  # noqa: E402 - after the cache guard on purpose
 from .snapshot import SnapshotError, from_dict, to_dict  # noqa: E402 - after the cache guard on purpose
-from .state import MODULE_NAMES, new_state  # noqa: E402 - after the cache guard on purpose
+from .state import MODULE_NAMES  # noqa: E402 - after the cache guard on purpose
 
 __version__ = "0.6.0"
 

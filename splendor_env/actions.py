@@ -26,11 +26,50 @@ Colours are numbered white 0, blue 1, green 2, red 3, black 4, gold 5.
 
 from __future__ import annotations
 
-from itertools import combinations
-
 import numpy as np
 
 from . import state as st
+from .action_ids import (  # noqa: F401 - the ids are part of this module's API
+    BLOCKS,
+    BUY_DG_MARKET,
+    BUY_DG_RESERVED,
+    BUY_MARKET,
+    BUY_OMARKET,
+    BUY_RESERVED,
+    CHOOSE_CITY,
+    CHOOSE_NOBLE,
+    CHOOSE_TRADING_POST,
+    CONQUEST,
+    CONQUEST_BUY,
+    CONQUEST_BUY_DG,
+    CONQUEST_DECLINE,
+    DISCARD,
+    FREE_CARD,
+    KEEP_DRAWN,
+    MODULE_BLOCKS,
+    NUM_SLOTS,
+    PAIR_TARGET,
+    PASS,
+    RESERVE_DECK,
+    RESERVE_MARKET,
+    RESERVE_ODECK,
+    RESERVE_OMARKET,
+    SACRIFICE,
+    SH_MOVE,
+    SH_PLACE,
+    SH_REMOVE,
+    TAKE1,
+    TAKE2_DIFF,
+    TAKE2_SAME,
+    TAKE2_SETS,
+    TAKE3,
+    TAKE3_SETS,
+    TAKE_DISTINCT_MASKS,
+    TP_EXTRA_TOKEN,
+    TP_TOKEN,
+    block_of,
+    num_actions,
+)
 from .cards import (
     ALL_CARD_EFFECT,
     ALL_CARD_POINTS,
@@ -40,79 +79,8 @@ from .cards import (
     TOKEN_COLOURS,
     colour_name,
 )
-from .layout import ACTION_BLOCKS, ACTION_OFFSETS, ALL_SLOTS, NUM_ACTIONS, NUM_ACTIONS_ALL, first_id
-
-TAKE3_SETS = np.array(list(combinations(range(5), 3)), dtype=np.int32)
-TAKE2_SETS = np.array(list(combinations(range(5), 2)), dtype=np.int32)
-
-#: (name, first id, size) for every base block, in id order (derived from :mod:`splendor_env.layout`).
-BLOCKS: tuple[tuple[str, int, int], ...] = tuple(
-    (name, ACTION_OFFSETS[name][0], size) for name, size, owner in ACTION_BLOCKS if owner == "base"
-)
-#: (name, first id, size, module) for the Cities of Splendor blocks, in id order.
-MODULE_BLOCKS: tuple[tuple[str, int, int, str], ...] = tuple(
-    (name, ACTION_OFFSETS[name][0], size, owner) for name, size, owner in ACTION_BLOCKS if owner != "base"
-)
-
-TAKE3 = first_id("take_3_different")
-TAKE2_DIFF = first_id("take_2_different")
-TAKE1 = first_id("take_1")
-TAKE2_SAME = first_id("take_2_same")
-RESERVE_MARKET = first_id("reserve_market")
-RESERVE_DECK = first_id("reserve_deck")
-BUY_MARKET = first_id("buy_market")
-BUY_RESERVED = first_id("buy_reserved")
-DISCARD = first_id("discard")
-CHOOSE_NOBLE = first_id("choose_noble")
-PASS = first_id("pass")
-
-NUM_SLOTS = ALL_SLOTS  # market slots in the module ids: 12 base + 6 Orient
-
-CHOOSE_CITY = first_id("choose_city")
-CHOOSE_TRADING_POST = first_id("choose_trading_post")
-TP_TOKEN = first_id("trading_post_token")
-TP_EXTRA_TOKEN = first_id("trading_post_extra_token")
-KEEP_DRAWN = first_id("keep_drawn_card")
-RESERVE_OMARKET = first_id("reserve_orient_market")
-RESERVE_ODECK = first_id("reserve_orient_deck")
-BUY_OMARKET = first_id("buy_orient_market")
-BUY_DG_MARKET = first_id("buy_market_double_gold")
-BUY_DG_RESERVED = first_id("buy_reserved_double_gold")
-PAIR_TARGET = first_id("pair_target")
-FREE_CARD = first_id("free_card")
-SACRIFICE = first_id("sacrifice_discard")
-SH_PLACE = first_id("stronghold_place")
-SH_MOVE = first_id("stronghold_move")
-SH_REMOVE = first_id("stronghold_remove")
-CONQUEST = first_id("conquest")
-#: Conquest offsets: decline, buy, buy spending a double-gold card.
-CONQUEST_DECLINE = 0
-CONQUEST_BUY = 1
-CONQUEST_BUY_DG = 2
-
-#: Colour bitmask (bit c = colour c) for each "take different colours" id 0..24.
-TAKE_DISTINCT_MASKS = np.array(
-    [sum(1 << c for c in cs) for cs in TAKE3_SETS]
-    + [sum(1 << c for c in cs) for cs in TAKE2_SETS]
-    + [1 << c for c in range(5)],
-    dtype=np.int32,
-)
-
-
-def num_actions(modules: int) -> int:
-    """Size of the action space: 72 for the base game, NUM_ACTIONS_ALL with any module."""
-    return NUM_ACTIONS if modules == 0 else NUM_ACTIONS_ALL
-
-
-def block_of(action: int) -> tuple[str, int]:
-    """The block name and the offset inside it for an action id."""
-    for name, first, size in BLOCKS:
-        if first <= action < first + size:
-            return name, action - first
-    for name, first, size, _ in MODULE_BLOCKS:
-        if first <= action < first + size:
-            return name, action - first
-    raise ValueError(f"action id {action} is outside 0..{NUM_ACTIONS_ALL - 1}")
+from .layout import NUM_ACTIONS, NUM_ACTIONS_ALL
+from .modules import cities, orient, strongholds, trading_posts
 
 
 def action_table(modules: bool = False) -> str:
@@ -198,8 +166,6 @@ _MODULE_OF_BLOCK = {name: module for name, _, _, module in MODULE_BLOCKS}
 
 def _describe_module(name: str, i: int, state: np.ndarray | None, card_words) -> str:
     """Words for the Cities of Splendor ids: each module file describes its own blocks."""
-    from .modules import cities, orient, strongholds, trading_posts
-
     with_modules = state is not None and len(state) == st.STATE_SIZE_ALL
 
     def slot_text(m: int) -> str:

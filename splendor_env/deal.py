@@ -1,4 +1,4 @@
-"""A fresh game: the base deal, then each enabled module's setup.
+"""A fresh game: the base deal, then each enabled module's setup (:func:`new_state`).
 
 The module setups draw after the base deal, so a seed deals the same base
 cards and nobles with or without modules. Shuffling uses a counter-based
@@ -7,6 +7,8 @@ the batched path deal identical games.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -31,6 +33,7 @@ from .state import (
     DECK,
     DECK_CAPACITY,
     DECK_COUNT,
+    DEFAULT_MAX_TURNS,
     GEMS_FOR_PLAYERS,
     GOLD_TOKENS,
     MARKET,
@@ -55,9 +58,12 @@ from .state import (
     PHASE,
     PHASE_MAIN,
     STATE_SIZE_ALL,
-    _clear_pending,
+    clear_pending,
     draw_card,
+    parse_modules,
     player_offset,
+    state_size,
+    validate_setup_args,
 )
 
 _GEMS = np.array([0, 0] + [GEMS_FOR_PLAYERS[n] for n in (2, 3, 4)], dtype=np.int32)
@@ -124,4 +130,15 @@ def _setup_modules(s: np.ndarray, num_players: int, modules: int, rng: np.ndarra
         cities.setup(s, rng)
     if modules & MOD_STRONGHOLDS:
         strongholds.setup(s, num_players)
-    _clear_pending(s)
+    clear_pending(s)
+
+
+def new_state(
+    num_players: int = 2, seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS, modules: Any = ()
+) -> np.ndarray:
+    """A freshly dealt game as a state array (validated arguments)."""
+    validate_setup_args(num_players, seed, max_turns)
+    bits = parse_modules(modules)
+    s = np.zeros(state_size(bits), dtype=np.int32)
+    setup(s, num_players, seed, max_turns, bits)
+    return s

@@ -116,8 +116,12 @@ def _pending_problems(s: np.ndarray) -> list[str]:
     ]
 
 
-def _owners(s: np.ndarray) -> np.ndarray:
-    """Owner code of every card id this game can hold (90 base, 120 with modules)."""
+def card_owners(s: np.ndarray) -> np.ndarray:
+    """Owner code of every card id this game can hold (90 base, 120 with modules).
+
+    Shared: the invariants and the snapshots (:func:`splendor_env.snapshot.to_dict`)
+    both read the owners of base and Orient cards as one array.
+    """
     if s[MODULES] == 0:
         return s[CARD_OWNER : CARD_OWNER + NUM_CARDS]
     return np.concatenate([s[CARD_OWNER : CARD_OWNER + NUM_CARDS], s[OCARD_OWNER : OCARD_OWNER + NUM_ORIENT]])
@@ -127,7 +131,7 @@ def recompute_derived(s: np.ndarray) -> None:
     """Recompute bonuses, prestige and purchase counts from cards, pairs, nobles and trading posts."""
     n = int(s[N_PLAYERS])
     mods = int(s[MODULES])
-    owners = _owners(s)
+    owners = card_owners(s)
     for p in range(n):
         po = PLAYERS + p * PLAYER_SIZE
         mine = np.flatnonzero(owners == p)
@@ -247,7 +251,7 @@ def check_invariants(s: np.ndarray) -> list[str]:
         for c in held:
             if c >= 0:
                 place(c, f"player {p} reserve")
-    owners = _owners(s)
+    owners = card_owners(s)
     for c in range(len(owners)):
         o = int(owners[c])
         if o >= n or o < (BOX if mods else -1):

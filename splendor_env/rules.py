@@ -1,3 +1,4 @@
+# long file: the one turn pipeline, numba kernels (legality, effects, the end of a turn) that call each other, kept together in rule order
 """The rules: one turn pipeline for every game, base or with modules.
 
 Pure numba functions over a state array (see :mod:`splendor_env.state`):
@@ -162,7 +163,7 @@ from .state import (
     TOKEN_LIMIT,
     TURN,
     WINNING_PRESTIGE,
-    _clear_pending,
+    clear_pending,
     deck_count_addr,
     draw_card,
     draw_from,
@@ -616,7 +617,7 @@ def _purchase(s: np.ndarray, p: int, po: int, card: int, use_dg: bool, mods: int
 @njit(cache=True, inline="always")
 def _apply_main(s: np.ndarray, a: int, p: int, po: int, mods: int) -> None:
     if mods:
-        _clear_pending(s)
+        clear_pending(s)
     if a == PASS:
         s[PASSES] += 1
         if mods:
@@ -654,8 +655,12 @@ def _apply_main(s: np.ndarray, a: int, p: int, po: int, mods: int) -> None:
 
 
 @njit(cache=True, inline="always")
-def _pending_phase(s: np.ndarray) -> int:
-    """The next module effect to settle, in rule order, as the phase that decides it; -1 if none."""
+def next_pending_phase(s: np.ndarray) -> int:
+    """The next module effect to settle, in rule order, as the phase that decides it; -1 if none.
+
+    Shared: the snapshots check a module game's phase against the engine's own order of
+    pending effects (:mod:`splendor_env.snapshot`).
+    """
     ph = trading_posts.drawn_phase(s)
     if ph < 0:
         ph = orient.pending_phase(s)
@@ -699,7 +704,7 @@ def _effects(s: np.ndarray, p: int, po: int, mods: int, scratch: np.ndarray) -> 
     the engine, as the rules leave the player no choice.
     """
     while True:
-        ph = _pending_phase(s)
+        ph = next_pending_phase(s)
         if ph < 0:
             break
         s[PHASE] = ph

@@ -4,8 +4,9 @@ Why a flat array: the rules are numba-compiled functions over this array, the
 batched path stores ``B`` games as a ``[B, STATE_SIZE]`` matrix and hands each
 row to the same functions, and copying, hashing or pickling a game is a plain
 array copy. Field offsets are module constants (numba folds them in at compile
-time). Every field below is documented; :func:`to_dict` gives a readable,
-JSON-serialisable view and :func:`from_dict` rebuilds the array from it.
+time). Every field below is documented; :func:`splendor_env.snapshot.to_dict` gives a
+readable, JSON-serialisable view and :func:`splendor_env.snapshot.from_dict` rebuilds the
+array from it; :func:`splendor_env.deal.new_state` deals a fresh game.
 
 Layout (offsets into the array)::
 
@@ -205,7 +206,12 @@ def module_names(bits: int) -> tuple[str, ...]:
 
 
 @njit(cache=True)
-def _clear_pending(s: np.ndarray) -> None:
+def clear_pending(s: np.ndarray) -> None:
+    """Empty the pending record (``PD_*``): nothing left to settle, stage ``STAGE_EFFECTS``.
+
+    Shared: the deal starts a module game with it and the rules clear the record before
+    every main action, so both write the one "nothing pending" value.
+    """
     s[PD_STAGE] = STAGE_EFFECTS
     s[PD_SAC_CARD] = -1
     s[PD_SAC_LEFT] = 0
@@ -304,19 +310,6 @@ def draw_card(s: np.ndarray, lvl: int) -> int:
     return card
 
 
-def new_state(
-    num_players: int = 2, seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS, modules: Any = ()
-) -> np.ndarray:
-    """A freshly dealt game as a state array (validated arguments)."""
-    validate_setup_args(num_players, seed, max_turns)
-    bits = parse_modules(modules)
-    from .deal import setup  # the deal calls the module files, which build on this file
-
-    s = np.zeros(state_size(bits), dtype=np.int32)
-    setup(s, num_players, seed, max_turns, bits)
-    return s
-
-
 def validate_setup_args(num_players: Any, seed: Any, max_turns: Any) -> None:
     """Raise a clear error for a bad player count, seed or turn cap."""
     if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
@@ -345,22 +338,3 @@ def qualifying_nobles(s: np.ndarray, po: int) -> int:
         for k in range(NOBLE_SLOTS)
         if s[NOBLE_ID + k] >= 0 and s[NOBLE_OWNER + k] < 0 and (bonus >= NOBLE_REQ[s[NOBLE_ID + k]]).all()
     )
-
-
-_MOVED = {
-    "to_dict": "snapshot",
-    "from_dict": "snapshot",
-    "setup": "deal",
-    "check_invariants": "invariants",
-    "recompute_derived": "invariants",
-    "trading_post_points": "invariants",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Names that moved to their own files (snapshots, the deal, invariants) are still importable here."""
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

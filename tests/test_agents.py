@@ -15,6 +15,7 @@ from agents.players.random_agent import RandomAgent
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import CHOOSE_NOBLE, DISCARD, RESERVE_DECK
+from splendor_env.deal import new_state
 from splendor_env.determinize import determinize
 from tests.helpers import decision_inputs, noble_choice_state, sample_states
 from training.matches.tournament import run_tasks, schedule
@@ -207,7 +208,7 @@ def test_mcts_small_budget_beats_random() -> None:
 
 def _blind_position() -> np.ndarray:
     """Seat 1 holds a blind reservation; seat 0 is on move."""
-    s = st.new_state(2, 11)
+    s = new_state(2, 11)
     for a in (RESERVE_DECK + 0, RESERVE_DECK + 1):
         assert rules.step_checked(s, a) == 0
     assert s[st.CURRENT] == 0

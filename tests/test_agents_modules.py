@@ -25,7 +25,9 @@ from splendor_env.actions import (
     TAKE3,
 )
 from splendor_env.cards import ALL_CARD_COST, TP_DRAW_TWO
+from splendor_env.deal import new_state
 from splendor_env.determinize import determinize
+from splendor_env.invariants import check_invariants
 from tests.helpers import decision_inputs
 from training.matches.match import play_match
 
@@ -40,7 +42,7 @@ def play_game(
     max_turns: int = st.DEFAULT_MAX_TURNS,
 ) -> tuple[np.ndarray, set[int]]:
     """Play one game to its end; every action is checked legal. Returns the final state and the phases met."""
-    s = st.new_state(len(seat_agents), seed, modules=modules, max_turns=max_turns)
+    s = new_state(len(seat_agents), seed, modules=modules, max_turns=max_turns)
     rng = np.random.default_rng(seed)
     phases: set[int] = set()
     while not rules.is_over(s):
@@ -79,7 +81,7 @@ def test_greedy_and_mcts_play_full_module_games(num_players: int, modules: tuple
     ]
     s, phases = play_game(lineup[:num_players], modules, seed)
     assert s[st.PHASE] == st.PHASE_GAME_OVER, "a game between these agents ends before the turn cap"
-    assert st.check_invariants(s) == []
+    assert check_invariants(s) == []
     assert st.PHASE_MAIN in phases
     if "strongholds" in modules:
         assert st.PHASE_STRONGHOLD in phases
@@ -93,7 +95,7 @@ def test_greedy_and_mcts_play_full_module_games(num_players: int, modules: tuple
 def test_greedy_answers_every_sampled_module_position_legally(seed: int, modules: set[str], n: int) -> None:
     """Random play reaches module decisions (draw two forced on); greedy's answer is always legal."""
     mods = tuple(sorted(modules, key=ALL.index))
-    s = st.new_state(n, seed, modules=mods)
+    s = new_state(n, seed, modules=mods)
     if "trading_posts" in mods:
         for p in range(n):
             s[st.TP_HELD + p] |= 1 << TP_DRAW_TWO
@@ -109,7 +111,7 @@ def test_greedy_answers_every_sampled_module_position_legally(seed: int, modules
 
 
 def test_act_batch_in_module_games() -> None:
-    s = st.new_state(3, 4, modules=ALL)
+    s = new_state(3, 4, modules=ALL)
     obs, mask, _ = decision_inputs(s)
     acts = GreedyAgent(0).act_batch(np.stack([obs, obs]), np.stack([mask, mask]))
     assert mask[acts].all()
@@ -122,7 +124,7 @@ def test_act_batch_in_module_games() -> None:
 
 
 def _position(modules: tuple[str, ...], seed: int = 1) -> np.ndarray:
-    return st.new_state(2, seed, modules=modules)
+    return new_state(2, seed, modules=modules)
 
 
 def test_greedy_takes_the_points_trading_post_first() -> None:
@@ -157,7 +159,7 @@ def test_greedy_takes_a_conquest() -> None:
     s[st.BANK + 5] -= 3
     s[st.SH_SUPPLY + 0] = 0
     s[st.SH_ON + m * st.MAX_PLAYERS + 0] = 3
-    assert st.check_invariants(s) == []
+    assert check_invariants(s) == []
     legal_takes = [a for a in range(TAKE3, TAKE3 + 10) if rules.illegal_reason(s, a) == rules.OK]
     assert rules.step_checked(s, legal_takes[0]) == 0
     assert s[st.PHASE] == st.PHASE_CONQUEST
@@ -196,7 +198,7 @@ def test_mcts_small_budget_beats_random_with_all_modules() -> None:
 
 def _hidden_position() -> np.ndarray:
     """Seat 1 holds blind reserves from a base and an Orient deck; seat 0 is on move."""
-    s = st.new_state(2, 11, modules=ALL)
+    s = new_state(2, 11, modules=ALL)
     for a in (RESERVE_DECK + 0, RESERVE_DECK + 1, RESERVE_ODECK + 0, RESERVE_ODECK + 2):
         assert rules.step_checked(s, a) == 0
         while s[st.PHASE] != st.PHASE_MAIN:

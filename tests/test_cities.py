@@ -7,7 +7,9 @@ import numpy as np
 from splendor_env import state as st
 from splendor_env.actions import CHOOSE_CITY, TAKE3
 from splendor_env.cards import CITY_TILE
+from splendor_env.deal import new_state
 from splendor_env.observation import CITY_DIM, MODULE_SEAT_DIM, O_CITIES, O_MSEATS, OBS_DIM_ALL, observe
+from splendor_env.snapshot import to_dict
 from tests.helpers import Position, base_cards, legal, phase_of, play, prestige_of
 
 CI = ("cities",)
@@ -25,7 +27,7 @@ def test_three_cities_of_different_tiles_replace_the_nobles() -> None:
     sides = set()
     for seed in range(40):
         for n in (2, 3, 4):
-            d = st.to_dict(st.new_state(n, seed, modules=CI))
+            d = to_dict(new_state(n, seed, modules=CI))
             cities = [c["city"] for c in d["cities"]]
             assert len(cities) == 3 and len({int(CITY_TILE[c]) for c in cities}) == 3
             assert d["nobles"] == [], "no nobles with Cities"
@@ -91,7 +93,7 @@ def test_sole_city_holder_wins_even_with_less_prestige() -> None:
     s = play(s, TAKE3)
     assert city_owner(s, 0) == 0 and s[st.FINAL_ROUND] == 1 and phase_of(s) == "main"
     s = play(s, TAKE3)  # the round is completed
-    assert phase_of(s) == "game_over" and st.to_dict(s)["winners"] == [0]
+    assert phase_of(s) == "game_over" and to_dict(s)["winners"] == [0]
     assert prestige_of(s, 1) > prestige_of(s, 0)
 
 
@@ -100,7 +102,7 @@ def test_among_city_holders_most_prestige_wins() -> None:
     s = _p0_claims_city0().give(1, *p1).cities(0, 1, 9).build()
     s = play(s, TAKE3, TAKE3)
     assert city_owner(s, 0) == 0 and city_owner(s, 1) == 1
-    assert phase_of(s) == "game_over" and st.to_dict(s)["winners"] == [1]
+    assert phase_of(s) == "game_over" and to_dict(s)["winners"] == [1]
 
 
 def test_city_holders_tied_on_prestige_fewest_cards_wins() -> None:
@@ -108,7 +110,7 @@ def test_city_holders_tied_on_prestige_fewest_cards_wins() -> None:
     s = _p0_claims_city0().give(1, *p1).cities(0, 1, 9).build()
     assert prestige_of(s, 0) == prestige_of(s, 1) == 13
     s = play(s, TAKE3, TAKE3)
-    assert city_owner(s, 1) == 1 and st.to_dict(s)["winners"] == [1]
+    assert city_owner(s, 1) == 1 and to_dict(s)["winners"] == [1]
 
 
 def test_a_claimed_city_leaves_the_supply() -> None:
@@ -121,7 +123,7 @@ def test_a_claimed_city_leaves_the_supply() -> None:
     assert obs[O_CITIES] == 0 and obs[O_CITIES + CITY_DIM] == 1, "no longer on offer"
     assert obs[O_MSEATS + MODULE_SEAT_DIM + 1] == 1, "claimed by player 0 (seat block 1 for observer 1)"
     s = play(s, TAKE3)
-    assert city_owner(s, 2) == 0 and phase_of(s) == "game_over" and st.to_dict(s)["winners"] == [0]
+    assert city_owner(s, 2) == 0 and phase_of(s) == "game_over" and to_dict(s)["winners"] == [0]
 
 
 def test_city_holders_tied_on_prestige_and_cards_share_the_victory() -> None:
@@ -132,7 +134,7 @@ def test_city_holders_tied_on_prestige_and_cards_share_the_victory() -> None:
     assert [s[st.player_offset(p) + st.P_CARDS] for p in range(2)] == [9, 9]
     s = play(s, TAKE3, TAKE3)
     assert city_owner(s, 0) == 0 and city_owner(s, 1) == 1
-    assert phase_of(s) == "game_over" and st.to_dict(s)["winners"] == [0, 1]
+    assert phase_of(s) == "game_over" and to_dict(s)["winners"] == [0, 1]
 
 
 def test_city_bonuses_count_cards_never_tokens() -> None:

@@ -17,6 +17,7 @@ from agents.nets.checkpoint import load_model, model_bytes, model_from_bytes
 from agents.nets.numba_net import NetBuffers, check_export, export_network, forward_numpy, net_values
 from agents.nets.policy_net import ResidualBlock
 from splendor_env import state as st
+from splendor_env.deal import new_state
 from tests.helpers import decision_inputs, sample_states
 from training.common.config import ConfigError
 from training.search import config as search_config
@@ -135,7 +136,7 @@ def test_shipped_networks_keep_the_plain_critic_layout(name: str) -> None:
 
 
 def test_aux_targets_are_each_seats_margin_and_the_turns_left() -> None:
-    final = st.new_state(3, seed=0, max_turns=200)
+    final = new_state(3, seed=0, max_turns=200)
     for seat, points in enumerate((15, 12, 9)):
         final[st.player_offset(seat) + st.P_PRESTIGE] = points
     final[st.TURN] = 60

@@ -9,7 +9,9 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import RESERVE_DECK, RESERVE_MARKET
 from splendor_env.cards import CARD_LEVEL
+from splendor_env.deal import new_state
 from splendor_env.determinize import determinize
+from splendor_env.invariants import check_invariants
 from splendor_env.observation import OBS_DIM, observe
 from tests.helpers import sample_states
 
@@ -22,7 +24,7 @@ def _obs(s: np.ndarray, seat: int) -> np.ndarray:
 
 def blind_state(num_players: int = 2, seed: int = 3) -> np.ndarray:
     """Every seat reserves one card blind, then seat 0 reserves one face up."""
-    s = st.new_state(num_players, seed)
+    s = new_state(num_players, seed)
     for p in range(num_players):
         assert rules.step_checked(s, RESERVE_DECK + p % 3) == 0
     assert rules.step_checked(s, RESERVE_MARKET + 5) == 0
@@ -66,7 +68,7 @@ def test_view_public_info_and_invariants_are_kept(num_players: int) -> None:
     for s in states:
         for seat in range(num_players):
             d = determinize(s, seat, rng)
-            assert st.check_invariants(d) == []
+            assert check_invariants(d) == []
             np.testing.assert_array_equal(_obs(d, seat), _obs(s, seat))
             keep = ~_hidden_mask(s, seat)
             np.testing.assert_array_equal(d[keep], s[keep])

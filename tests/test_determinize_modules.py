@@ -14,7 +14,9 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import KEEP_DRAWN, RESERVE_DECK, RESERVE_ODECK, num_actions
 from splendor_env.cards import ALL_CARD_LEVEL, NUM_CARDS, TP_DRAW_TWO
+from splendor_env.deal import new_state
 from splendor_env.determinize import determinize
+from splendor_env.invariants import check_invariants
 from splendor_env.observation import obs_dim, observe
 
 SINGLE = [(m,) for m in st.MODULE_NAMES]
@@ -46,7 +48,7 @@ def module_states(
     rng = np.random.default_rng(seed)
     out = []
     for g in range(games):
-        s = st.new_state(num_players, seed * 100 + g, modules=modules)
+        s = new_state(num_players, seed * 100 + g, modules=modules)
         if "trading_posts" in modules:
             _give_draw_two(s)
         plies = 0
@@ -72,7 +74,7 @@ def module_states(
 
 def blind_state(num_players: int, modules: tuple[str, ...], seed: int = 3) -> np.ndarray:
     """Every seat reserves blind from a base deck, then (with the Orient) from an Orient deck."""
-    s = st.new_state(num_players, seed, modules=modules)
+    s = new_state(num_players, seed, modules=modules)
     rounds = [RESERVE_DECK] + ([RESERVE_ODECK] if "orient" in modules else [])
     for first in rounds:
         for p in range(num_players):
@@ -84,7 +86,7 @@ def blind_state(num_players: int, modules: tuple[str, ...], seed: int = 3) -> np
 
 def drawn_state(num_players: int, modules: tuple[str, ...], deck_action: int, seed: int = 5) -> np.ndarray:
     """The player on move drew two cards with the "draw two" trading post and must keep one."""
-    s = st.new_state(num_players, seed, modules=modules)
+    s = new_state(num_players, seed, modules=modules)
     _give_draw_two(s)
     assert rules.step_checked(s, deck_action) == 0
     assert s[st.PHASE] == st.PHASE_KEEP_DRAWN_CARD
@@ -118,7 +120,7 @@ def hidden_cards(s: np.ndarray, seat: int) -> list[list[int]]:
 
 
 def check_determinized(s: np.ndarray, seat: int, d: np.ndarray) -> None:
-    assert st.check_invariants(d) == []
+    assert check_invariants(d) == []
     np.testing.assert_array_equal(_obs(d, seat), _obs(s, seat))
     keep = ~hidden_mask(s, seat)
     np.testing.assert_array_equal(d[keep], s[keep])
@@ -228,7 +230,7 @@ def test_result_depends_only_on_the_seat_view(modules: tuple[str, ...]) -> None:
 
 def test_base_game_stream_is_unchanged() -> None:
     """Module support draws nothing extra in a base game: the base determinisation stays pinned."""
-    s = st.new_state(2, 3)
+    s = new_state(2, 3)
     for a in (RESERVE_DECK + 0, RESERVE_DECK + 1):
         assert rules.step_checked(s, a) == 0
     d = determinize(s, 0, 12345)

@@ -15,6 +15,7 @@ import splendor_env
 from splendor_env import IllegalActionError, env, raw_env, rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS, describe
+from splendor_env.deal import new_state
 from splendor_env.observation import (
     CARD_DIM,
     O_BANK,
@@ -28,6 +29,7 @@ from splendor_env.observation import (
     SEAT_DIM,
     observe,
 )
+from splendor_env.snapshot import from_dict, to_dict
 from tests.helpers import (
     GOLD,
     G,
@@ -59,7 +61,7 @@ def obs_of(s: np.ndarray, seat: int) -> np.ndarray:
 
 
 def restored(s: np.ndarray | dict, ctor=raw_env, **kw) -> raw_env:
-    snap = s if isinstance(s, dict) else st.to_dict(s)
+    snap = s if isinstance(s, dict) else to_dict(s)
     e = ctor(num_players=snap["num_players"], **kw)
     e.reset(seed=0)
     e.restore(snap)
@@ -158,17 +160,17 @@ def test_observation_is_ego_centric(n: int) -> None:
 
 
 def _shuffle_decks(s: np.ndarray, seed: int) -> np.ndarray:
-    d = st.to_dict(s)
+    d = to_dict(s)
     rng = np.random.default_rng(seed)
     for deck in d["decks"]:
         rng.shuffle(deck)
-    return st.from_dict(d)
+    return from_dict(d)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_observation_never_leaks_deck_order(n: int) -> None:
     rng = np.random.default_rng(n)
-    s = st.new_state(n, seed=11)
+    s = new_state(n, seed=11)
     for _ in range(12):  # a little into the game, with some cards bought or reserved
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         rules.legal_mask(s, mask)
@@ -333,7 +335,7 @@ def test_render_ansi_shows_the_whole_table() -> None:
     e = restored(s, render_mode="ansi")
     text = e.render()
     assert isinstance(text, str)
-    d = st.to_dict(s)
+    d = to_dict(s)
     bank = d["bank"]
     assert (
         f"bank: W{bank['white']} U{bank['blue']} G{bank['green']} R{bank['red']} K{bank['black']} *{bank['gold']}"
@@ -386,7 +388,7 @@ def test_render_without_mode_warns() -> None:
 
 
 def test_describe_every_id() -> None:
-    s = st.new_state(2, seed=0)
+    s = new_state(2, seed=0)
     texts = [describe(a) for a in range(NUM_ACTIONS)]
     assert all(isinstance(t, str) and t for t in texts)
     assert len(set(texts)) == NUM_ACTIONS, "each id has its own text"
@@ -430,7 +432,7 @@ def test_describe_names_the_card() -> None:
 
 def _states_along_a_game(n: int, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    s = st.new_state(n, seed=seed)
+    s = new_state(n, seed=seed)
     out = [s.copy()]
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     while not rules.is_over(s):
@@ -444,8 +446,8 @@ def _states_along_a_game(n: int, seed: int) -> list[np.ndarray]:
 def test_snapshot_json_round_trip_exact(n: int) -> None:
     phases = set()
     for s in _states_along_a_game(n, seed=n):
-        text = json.dumps(st.to_dict(s))
-        back = st.from_dict(json.loads(text))
+        text = json.dumps(to_dict(s))
+        back = from_dict(json.loads(text))
         assert back.dtype == s.dtype and np.array_equal(back, s)
         phases.add(st.PHASE_NAMES[s[st.PHASE]])
     assert "game_over" in phases
@@ -454,10 +456,10 @@ def test_snapshot_json_round_trip_exact(n: int) -> None:
 def test_round_trip_of_truncated_and_special_phases() -> None:
     s = play(make_state(2, tokens={0: "3W 3U 3G"}, max_turns=1), take3(W, U, G))
     assert st.PHASE_NAMES[s[st.PHASE]] == "discard"
-    assert np.array_equal(st.from_dict(st.to_dict(s)), s)
+    assert np.array_equal(from_dict(to_dict(s)), s)
     t = play(make_state(2, max_turns=1), take3(W, U, G))
     assert st.PHASE_NAMES[t[st.PHASE]] == "truncated"
-    assert np.array_equal(st.from_dict(st.to_dict(t)), t)
+    assert np.array_equal(from_dict(to_dict(t)), t)
 
 
 def test_env_snapshot_restore_continues_identically() -> None:
@@ -481,7 +483,7 @@ def test_restore_rejects_wrong_player_count() -> None:
     e = env(num_players=2)
     e.reset(seed=0)
     with pytest.raises(ValueError, match="3-player"):
-        e.restore(st.to_dict(st.new_state(3)))
+        e.restore(to_dict(new_state(3)))
 
 
 def test_game_state_is_read_only() -> None:
@@ -492,7 +494,7 @@ def test_game_state_is_read_only() -> None:
 
 
 def _corrupt(edit) -> dict:
-    d = copy.deepcopy(st.to_dict(st.new_state(2, seed=0)))
+    d = copy.deepcopy(to_dict(new_state(2, seed=0)))
     edit(d)
     return d
 
@@ -543,16 +545,16 @@ def _corrupt(edit) -> dict:
 )
 def test_from_dict_rejects_bad_snapshots(edit, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        st.from_dict(_corrupt(edit))
+        from_dict(_corrupt(edit))
 
 
 def test_from_dict_recomputes_derived_fields() -> None:
     """Hand-edited bonuses or prestige cannot contradict the purchased cards."""
-    d = st.to_dict(make_state(2, purchased={0: [73]}))
+    d = to_dict(make_state(2, purchased={0: [73]}))
     d["players"][0]["prestige"] = 99
     d["players"][0]["bonuses"]["red"] = 7
-    s = st.from_dict(d)
-    p = st.to_dict(s)["players"][0]
+    s = from_dict(d)
+    p = to_dict(s)["players"][0]
     assert p["prestige"] == 5 and p["bonuses"] == {"white": 1, "blue": 0, "green": 0, "red": 0, "black": 0}
 
 
@@ -703,7 +705,7 @@ def test_package_exports() -> None:
 @pytest.mark.parametrize("bad", ["4", 4.0, True, None])
 def test_from_dict_rejects_non_integer_fields(bad: object) -> None:
     """A snapshot field that should be an integer must be one: no silent int() of strings or floats."""
-    d = st.to_dict(st.new_state(2, seed=0))
+    d = to_dict(new_state(2, seed=0))
     d["bank"]["red"] = bad
     with pytest.raises(ValueError, match="expected an integer"):
-        st.from_dict(d)
+        from_dict(d)

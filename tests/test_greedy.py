@@ -19,6 +19,7 @@ from agents.players.greedy import policy_action
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
+from splendor_env.deal import new_state
 from splendor_env.observation import obs_dim, observe
 
 #: (players, modules, positions): base games at every table size, each module alone and all four.
@@ -37,14 +38,14 @@ def positions() -> list[tuple[np.ndarray, np.ndarray]]:
     out = []
     for players, modules, count in CONFIGS:
         seed = 97 * players + len(modules)
-        s = st.new_state(players, seed, modules=modules)
+        s = new_state(players, seed, modules=modules)
         rng = np.random.default_rng(seed)
         mover = agents.make("greedy", seed=seed)
         got = 0
         while got < count:
             if rules.is_over(s):
                 seed += 1
-                s = st.new_state(players, seed, modules=modules)
+                s = new_state(players, seed, modules=modules)
             bits = int(s[st.MODULES])
             obs = np.empty(obs_dim(bits), dtype=np.float32)
             observe(s, int(s[st.CURRENT]), obs)

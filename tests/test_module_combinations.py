@@ -18,6 +18,9 @@ from splendor_env.actions import (
     TAKE3,
     TP_TOKEN,
 )
+from splendor_env.deal import new_state
+from splendor_env.invariants import check_invariants
+from splendor_env.snapshot import to_dict
 from tests.helpers import Position, base_cards, deck, legal, owner_of, phase_of, play, prestige_of, tokens_of
 
 WHITE, BLUE, GREEN, RED, BLACK = range(5)
@@ -38,7 +41,7 @@ def test_draw_two_works_on_orient_decks() -> None:
     s = play(s, RESERVE_ODECK + 2)
     assert phase_of(s) == "keep_drawn_card"
     s = play(s, KEEP_DRAWN + 0)
-    d = st.to_dict(s)
+    d = to_dict(s)
     assert d["players"][0]["reserved"] == [{"card": first, "blind": True}]
     assert d["orient_decks"][2][0] == second
 
@@ -112,7 +115,7 @@ def test_no_nobles_with_cities_whatever_the_other_modules() -> None:
     others = ("trading_posts", "orient", "strongholds")
     for r in range(4):
         for combo in itertools.combinations(others, r):
-            d = st.to_dict(st.new_state(4, seed=r, modules=("cities", *combo)))
+            d = to_dict(new_state(4, seed=r, modules=("cities", *combo)))
             assert d["nobles"] == [] and len(d["cities"]) == 3
 
 
@@ -131,6 +134,6 @@ def test_every_module_combination_sets_up_cleanly() -> None:
     for r in range(5):
         for combo in itertools.combinations(st.MODULE_NAMES, r):
             for n in (2, 3, 4):
-                s = st.new_state(n, seed=7, modules=combo)
-                assert not st.check_invariants(s)
+                s = new_state(n, seed=7, modules=combo)
+                assert not check_invariants(s)
                 assert st.module_names(int(s[st.MODULES])) == combo

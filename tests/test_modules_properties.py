@@ -23,6 +23,8 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL, num_actions
 from splendor_env.cards import ALL_CARD_EFFECT, EFFECT_DOUBLE_GOLD, NUM_ALL_CARDS
+from splendor_env.deal import new_state
+from splendor_env.invariants import check_invariants
 from splendor_env.observation import (
     M_DG,
     M_PAIR,
@@ -35,6 +37,7 @@ from splendor_env.observation import (
     obs_dim,
     observe,
 )
+from splendor_env.snapshot import from_dict, to_dict
 from splendor_env.vector import SplendorBatch
 from tests.helpers import assert_batched_games_equal_aec_games
 
@@ -83,7 +86,7 @@ def _play_checked_random_game(combo: tuple[str, ...], num_players: int, seed: in
     rng = np.random.default_rng(seed)
     mask = np.zeros(num_actions(bits), dtype=np.int8)
     obs = np.zeros(obs_dim(bits), dtype=np.float32)
-    s = st.new_state(num_players, seed=int(rng.integers(1 << 30)), max_turns=600, modules=combo)
+    s = new_state(num_players, seed=int(rng.integers(1 << 30)), max_turns=600, modules=combo)
     steps = 0
     boxed_seen = 0
     while not rules.is_over(s):
@@ -95,7 +98,7 @@ def _play_checked_random_game(combo: tuple[str, ...], num_players: int, seed: in
         )
         a = int(rng.choice(np.flatnonzero(mask)))
         assert rules.step_checked(s, a) == 0
-        problems = st.check_invariants(s)
+        problems = check_invariants(s)
         assert not problems, (a, problems)
         for seat in range(num_players):
             observe(s, seat, obs)
@@ -111,7 +114,7 @@ def _play_checked_random_game(combo: tuple[str, ...], num_players: int, seed: in
         steps += 1
         assert steps < 20_000, "a game must end"
     assert s[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
-    assert st.from_dict(st.to_dict(s)).tolist() == s.tolist()
+    assert from_dict(to_dict(s)).tolist() == s.tolist()
     return boxed_seen
 
 
@@ -173,7 +176,7 @@ def test_spaces_base_unchanged_and_extended_with_modules(combo: tuple[str, ...])
 def test_observe_overwrites_every_number_of_a_dirty_buffer(combo: tuple[str, ...]) -> None:
     """observe zeroes the row in pieces (for speed); a reused buffer, even one longer than the
     observation, must read exactly like a fresh one."""
-    s = st.new_state(3, seed=4, modules=combo)
+    s = new_state(3, seed=4, modules=combo)
     clean = np.zeros(obs_dim(st.parse_modules(combo)) + 7, dtype=np.float32)
     dirty = np.full_like(clean, 9.0)
     observe(s, 1, clean)
@@ -183,8 +186,8 @@ def test_observe_overwrites_every_number_of_a_dirty_buffer(combo: tuple[str, ...
 
 def test_base_part_of_a_module_observation_is_the_base_layout() -> None:
     """With modules, the first 497 numbers mean what they mean in the base game."""
-    base = st.new_state(3, seed=9)
-    mod = st.new_state(3, seed=9, modules=("trading_posts", "strongholds"))
+    base = new_state(3, seed=9)
+    mod = new_state(3, seed=9, modules=("trading_posts", "strongholds"))
     a, b = np.zeros(OBS_DIM, np.float32), np.zeros(OBS_DIM_ALL, np.float32)
     observe(base, 1, a)
     observe(mod, 1, b)
@@ -201,7 +204,7 @@ def test_unknown_module_is_a_clear_error(bad) -> None:
     with pytest.raises(err, match="module"):
         SplendorBatch(2, modules=bad)
     with pytest.raises(err, match="module"):
-        st.new_state(2, modules=bad)
+        new_state(2, modules=bad)
 
 
 def test_module_option_is_normalised_and_order_free() -> None:
@@ -254,9 +257,9 @@ def test_determinize_keeps_the_seats_view_of_a_module_game() -> None:
     from splendor_env.determinize import determinize
     from splendor_env.observation import obs_dim, observe
 
-    s = st.new_state(2, seed=1, modules=("orient",))
+    s = new_state(2, seed=1, modules=("orient",))
     d = determinize(s, 0, 3)
     before, after = np.zeros(obs_dim(1), np.float32), np.zeros(obs_dim(1), np.float32)
     observe(s, 0, before)
     observe(d, 0, after)
-    assert np.array_equal(before, after) and not st.check_invariants(d)
+    assert np.array_equal(before, after) and not check_invariants(d)

@@ -19,7 +19,9 @@ from splendor_env.actions import (
     TAKE3,
 )
 from splendor_env.cards import ALL_CARD_EFFECT, ALL_CARD_LEVEL, EFFECTS, NOBLE_REQ, NUM_CARDS
+from splendor_env.deal import new_state
 from splendor_env.observation import O_CARDS_COLOUR, OBS_DIM_ALL, observe
+from splendor_env.snapshot import to_dict
 from tests.helpers import (
     Position,
     bank_of,
@@ -51,8 +53,8 @@ def orient(num_players: int = 2) -> Position:
 
 
 def test_orient_market_has_two_cards_per_level_from_its_own_decks() -> None:
-    s = st.new_state(3, seed=4, modules=OR)
-    d = st.to_dict(s)
+    s = new_state(3, seed=4, modules=OR)
+    d = to_dict(s)
     for lvl in range(3):
         assert len(d["orient_market"][lvl]) == 2 and len(d["orient_decks"][lvl]) == 8
         assert all(ALL_CARD_LEVEL[c] == lvl and c >= NUM_CARDS for c in d["orient_market"][lvl])
@@ -69,7 +71,7 @@ def test_bought_or_reserved_orient_card_is_replaced_from_the_orient_deck() -> No
     top2 = deck(s, 5)[-1]
     card = s[st.OMARKET + 5]
     s = play(s, RESERVE_OMARKET + 5)  # player 1 reserves an Orient level-3 card
-    assert st.to_dict(s)["players"][1]["reserved"] == [{"card": int(card), "blind": False}]
+    assert to_dict(s)["players"][1]["reserved"] == [{"card": int(card), "blind": False}]
     assert s[st.OMARKET + 5] == top2
 
 
@@ -77,7 +79,7 @@ def test_blind_reserve_from_an_orient_deck() -> None:
     s = orient().build()
     top = deck(s, 4)[-1]
     s = play(s, RESERVE_ODECK + 1)
-    assert st.to_dict(s)["players"][0]["reserved"] == [{"card": top, "blind": True}]
+    assert to_dict(s)["players"][0]["reserved"] == [{"card": top, "blind": True}]
 
 
 def test_empty_orient_deck_leaves_the_slot_empty() -> None:
@@ -139,7 +141,7 @@ def test_pair_attaches_to_a_chosen_purchased_card_before_the_refill() -> None:
     assert legal(s) == {PAIR_TARGET + red, PAIR_TARGET + blue}, "only owned cards that have a colour"
     s = play(s, PAIR_TARGET + red)
     assert bonus_of(s, 0) == [0, 1, 0, 2, 0]
-    assert st.to_dict(s)["players"][0]["pairs"] == {str(PAIR): red}
+    assert to_dict(s)["players"][0]["pairs"] == {str(PAIR): red}
     assert s[st.OMARKET + 0] >= 0
 
 
@@ -238,7 +240,7 @@ def test_sacrifice_keeps_nobles_already_taken() -> None:
     s = orient().give(0, *reds, *blacks).slot(16, SAC_RED).noble(0, rk).build()
     assert prestige_of(s, 0) == 3
     s = play(s, BUY_OMARKET + 4, SACRIFICE + reds[0], SACRIFICE + reds[1])
-    assert st.to_dict(s)["nobles"] == [{"noble": rk, "owner": 0}] and prestige_of(s, 0) == 6
+    assert to_dict(s)["nobles"] == [{"noble": rk, "owner": 0}] and prestige_of(s, 0) == 6
 
 
 def test_orient_actions_are_masked_without_the_module() -> None:

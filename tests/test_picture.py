@@ -15,7 +15,7 @@ from pettingzoo.test import render_test
 
 from agents.gym_view import SplendorGymEnv
 from splendor_env import env as make_env
-from splendor_env import picture, raw_env, records
+from splendor_env import picture, picture_layout, raw_env, records
 from splendor_env.cards import NUM_CARDS
 from splendor_env.snapshot import to_dict
 from splendor_env.state import MODULE_NAMES
@@ -209,7 +209,7 @@ def test_the_video_command_refuses_other_formats(tmp_path: Path) -> None:
 def test_orient_cards_and_strongholds_are_drawn_on_the_market() -> None:
     s = Position(3, modules=("orient", "strongholds")).stronghold(0, 2, 2).build()
     shapes = picture.draw(s).shapes
-    seat2 = picture.SEAT[2]
+    seat2 = picture_layout.SEAT[2]
     assert any(isinstance(x, picture.Rect) and x.fill == seat2 and x.w == 26 for x in shapes)
     d = to_dict(s)
     assert all(c >= NUM_CARDS for row in d["orient_market"] for c in row if c >= 0)

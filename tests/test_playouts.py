@@ -14,6 +14,7 @@ from agents.base import Agent  # noqa: E402
 from splendor_env import rules  # noqa: E402
 from splendor_env import state as st  # noqa: E402
 from splendor_env.actions import num_actions  # noqa: E402
+from splendor_env.deal import new_state  # noqa: E402
 from splendor_env.determinize import determinize_inplace  # noqa: E402
 from splendor_env.observation import OBS_DIM, obs_dim, observe  # noqa: E402
 from training.matches import value_report as vr  # noqa: E402
@@ -47,7 +48,7 @@ def _positions(num_players: int, modules: tuple[str, ...], count: int) -> np.nda
     mask = np.zeros(num_actions(st.parse_modules(modules)), dtype=np.int8)
     out = []
     for k in range(count):
-        s = st.new_state(num_players, 100 + k, modules=modules)
+        s = new_state(num_players, 100 + k, modules=modules)
         for _ in range(5 + 6 * k):
             rules.legal_mask(s, mask)
             rules.apply_action(s, int(rng.choice(np.flatnonzero(mask))))

@@ -20,6 +20,7 @@ import pytest
 
 from splendor_env import env
 from splendor_env import state as st
+from splendor_env.deal import new_state
 
 GOLDEN = Path(__file__).parent / "golden" / "playthrough_2p_seed2024.txt"
 GAME_SEED = 2024
@@ -146,7 +147,7 @@ def module_playthrough(name: str) -> str:
         "# step player phase legal=[ids] -> action: words | changed state fields addr=value",
     ]
     for n in (2, 3, 4):
-        s = st.new_state(n, seed=100 + n, max_turns=MODULE_MAX_TURNS, modules=mods)
+        s = new_state(n, seed=100 + n, max_turns=MODULE_MAX_TURNS, modules=mods)
         rng = np.random.default_rng(n)
         mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
         lines += ["", f"## {n} players", "state " + " ".join(map(str, s.tolist()))]

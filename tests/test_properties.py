@@ -19,7 +19,10 @@ from hypothesis import strategies as hs
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
+from splendor_env.deal import new_state
+from splendor_env.invariants import check_invariants
 from splendor_env.observation import OBS_DIM, observe
+from splendor_env.snapshot import from_dict, to_dict
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +34,7 @@ seeds = hs.integers(min_value=0, max_value=2**62)
 
 def check_position(s: np.ndarray, mask: np.ndarray) -> None:
     """Everything that must hold in any reachable position."""
-    assert st.check_invariants(s) == []
+    assert check_invariants(s) == []
     n_legal = rules.legal_mask(s, mask)
     assert n_legal == int(mask.sum())
     if rules.is_over(s):
@@ -45,7 +48,7 @@ def check_position(s: np.ndarray, mask: np.ndarray) -> None:
         reason = rules.step_checked(trial, a)
         assert (reason == 0) == bool(mask[a]), f"mask and check disagree on action {a}"
         if reason == 0:
-            assert st.check_invariants(trial) == []
+            assert check_invariants(trial) == []
         else:
             assert np.array_equal(trial, s), f"refused action {a} changed the state"
             assert rules.illegal_reason(s, a) == reason
@@ -54,7 +57,7 @@ def check_position(s: np.ndarray, mask: np.ndarray) -> None:
 
 
 def play_random_game(n: int, seed: int, policy_seed: int, max_turns: int) -> np.ndarray:
-    s = st.new_state(n, seed=seed, max_turns=max_turns)
+    s = new_state(n, seed=seed, max_turns=max_turns)
     rng = np.random.default_rng(policy_seed)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     for _ in range(max_turns * MAX_DECISIONS_PER_TURN + 1):
@@ -77,7 +80,7 @@ def play_random_game(n: int, seed: int, policy_seed: int, max_turns: int) -> np.
 @given(seed=seeds, policy_seed=seeds)
 def test_random_games_keep_every_invariant(n: int, seed: int, policy_seed: int) -> None:
     s = play_random_game(n, seed, policy_seed, max_turns=st.DEFAULT_MAX_TURNS)
-    d = st.to_dict(s)
+    d = to_dict(s)
     if d["phase"] == "game_over":
         assert d["winners"], "a finished game has at least one winner"
         best = max(p["prestige"] for p in d["players"])
@@ -100,21 +103,21 @@ def test_short_turn_caps_truncate(n: int, seed: int, policy_seed: int, max_turns
 @given(seed=seeds, policy_seed=seeds)
 def test_snapshots_round_trip_and_hide_deck_order(n: int, seed: int, policy_seed: int) -> None:
     """At every step: JSON snapshot round trip; observations identical under any deck order."""
-    s = st.new_state(n, seed=seed)
+    s = new_state(n, seed=seed)
     rng = np.random.default_rng(policy_seed)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     a_obs = np.empty(OBS_DIM, dtype=np.float32)
     b_obs = np.empty(OBS_DIM, dtype=np.float32)
     while not rules.is_over(s):
-        d = st.to_dict(s)
-        assert np.array_equal(st.from_dict(d), s)
+        d = to_dict(s)
+        assert np.array_equal(from_dict(d), s)
         for deck in d["decks"]:
             rng.shuffle(deck)
-        shuffled = st.from_dict(d)
+        shuffled = from_dict(d)
         for seat in range(n):
             observe(s, seat, a_obs)
             observe(shuffled, seat, b_obs)
             assert np.array_equal(a_obs, b_obs)
         rules.legal_mask(s, mask)
         rules.apply_action(s, int(rng.choice(np.flatnonzero(mask))))
-    assert np.array_equal(st.from_dict(st.to_dict(s)), s)
+    assert np.array_equal(from_dict(to_dict(s)), s)

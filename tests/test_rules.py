@@ -24,7 +24,10 @@ from splendor_env.cards import (
     LEVEL_SIZES,
     TOKEN_COLOURS,
 )
+from splendor_env.deal import new_state
+from splendor_env.invariants import check_invariants
 from splendor_env.observation import CARD_DIM, O_SEATS, OBS_DIM, S_RES, SEAT_DIM, observe
+from splendor_env.snapshot import from_dict, to_dict
 from tests.helpers import (
     GOLD,
     PASS,
@@ -78,7 +81,7 @@ def reserved_of(s: np.ndarray, seat: int) -> list[tuple[int, bool]]:
 
 
 def noble_owner(s: np.ndarray, noble: int) -> int | None:
-    for entry in st.to_dict(s)["nobles"]:
+    for entry in to_dict(s)["nobles"]:
         if entry["noble"] == noble:
             return entry["owner"]
     raise AssertionError(f"noble {noble} not in the game")
@@ -96,8 +99,8 @@ def rewards(s: np.ndarray) -> list[float]:
 
 @pytest.mark.parametrize("n,gems", [(2, 4), (3, 5), (4, 7)])
 def test_setup(n: int, gems: int) -> None:
-    s = st.new_state(n, seed=7)
-    d = st.to_dict(s)
+    s = new_state(n, seed=7)
+    d = to_dict(s)
     assert d["bank"] == dict(zip(TOKEN_COLOURS, [gems] * 5 + [5], strict=True))
     for lvl, row in enumerate(d["market"]):
         assert len(row) == 4 and all(CARD_LEVEL[c] == lvl for c in row), "4 face-up cards of each level"
@@ -113,13 +116,13 @@ def test_setup(n: int, gems: int) -> None:
         assert p["prestige"] == 0 and p["purchased"] == [] and p["reserved"] == [] and p["nobles"] == []
     assert d["current_player"] == 0 and d["phase"] == "main" and d["turn"] == 0
     assert not d["final_round"] and d["winners"] == []
-    assert st.check_invariants(s) == []
+    assert check_invariants(s) == []
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_setup_deals_every_card_of_its_level(n: int) -> None:
     """Market plus deck of each level is exactly that level's cards."""
-    d = st.to_dict(st.new_state(n, seed=3))
+    d = to_dict(new_state(n, seed=3))
     for lvl in range(3):
         cards = sorted(d["market"][lvl] + d["decks"][lvl])
         first = int(LEVEL_OFFSETS[lvl])
@@ -128,19 +131,19 @@ def test_setup_deals_every_card_of_its_level(n: int) -> None:
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_same_seed_same_deal_different_seed_different_deal(n: int) -> None:
-    assert np.array_equal(st.new_state(n, seed=123), st.new_state(n, seed=123))
-    deals = {st.new_state(n, seed=seed).tobytes() for seed in range(20)}
+    assert np.array_equal(new_state(n, seed=123), new_state(n, seed=123))
+    deals = {new_state(n, seed=seed).tobytes() for seed in range(20)}
     assert len(deals) == 20
-    decks = {tuple(st.to_dict(st.new_state(n, seed=seed))["decks"][2]) for seed in range(20)}
+    decks = {tuple(to_dict(new_state(n, seed=seed))["decks"][2]) for seed in range(20)}
     assert len(decks) == 20, "each level is shuffled, not only the first"
-    nobles = {tuple(e["noble"] for e in st.to_dict(st.new_state(n, seed=s))["nobles"]) for s in range(20)}
+    nobles = {tuple(e["noble"] for e in to_dict(new_state(n, seed=s))["nobles"]) for s in range(20)}
     assert len(nobles) > 1, "the nobles on offer depend on the seed"
 
 
 @pytest.mark.parametrize("bad", [1, 5, 0])
 def test_new_state_rejects_player_counts(bad: int) -> None:
     with pytest.raises(ValueError, match="num_players"):
-        st.new_state(bad)
+        new_state(bad)
 
 
 # ---------------------------------------------------------------------------
@@ -265,7 +268,7 @@ def test_blind_reserve_takes_the_top_card() -> None:
     assert reserved_of(after, 0) == [(top, True)]
     assert tokens_of(after, 0)[GOLD] == 1
     assert deck(after, 0) == deck(s, 0)[:-1]
-    assert st.to_dict(after)["market"] == st.to_dict(s)["market"]
+    assert to_dict(after)["market"] == to_dict(s)["market"]
 
 
 def _reserve_block(obs: np.ndarray, rel_seat: int, r: int = 0) -> np.ndarray:
@@ -348,16 +351,16 @@ def test_buy_reserved_card_compacts_the_reserve() -> None:
     after = play(s, buy_reserved(1))
     assert cards_purchased(after, 0) == [25]
     assert reserved_of(after, 0) == [(40, True), (70, True)]
-    market_before = st.to_dict(s)["market"]
-    assert st.to_dict(after)["market"] == market_before, "buying from the reserve refills nothing"
+    market_before = to_dict(s)["market"]
+    assert to_dict(after)["market"] == market_before, "buying from the reserve refills nothing"
     assert refused(with_current(after, 0), buy_reserved(2)) == rules.R_NO_RESERVED_CARD
 
 
 def with_current(s: np.ndarray, seat: int) -> np.ndarray:
-    d = st.to_dict(s)
+    d = to_dict(s)
     d["current_player"] = seat
     d["turn"] += (seat - d["turn"]) % d["num_players"]  # the seat on move is turn % num_players
-    return st.from_dict(d)
+    return from_dict(d)
 
 
 @pytest.mark.parametrize(
@@ -565,7 +568,7 @@ def _bank_one_black(d: dict) -> np.ndarray:
     seat = d["num_players"] - 1
     d["players"][seat]["tokens"]["black"] -= 1
     d["bank"]["black"] += 1
-    return st.from_dict(d)
+    return from_dict(d)
 
 
 def test_pass_only_when_nothing_else_is_legal() -> None:
@@ -592,7 +595,7 @@ def test_all_players_passing_in_a_row_ends_and_scores_the_game(n: int) -> None:
         assert s[st.PASSES] == seat
         s = play(s, PASS)
     assert phase_of(s) == "game_over"
-    assert st.to_dict(s)["winners"] == [1]
+    assert to_dict(s)["winners"] == [1]
     assert rewards(s) == [1.0 if p == 1 else -1.0 for p in range(n)]
     assert legal(s) == set()
 
@@ -601,7 +604,7 @@ def test_a_non_pass_turn_resets_the_pass_count() -> None:
     s = play(stuck(3).build(), PASS)
     assert s[st.PASSES] == 1
     # Seat 2 puts a black token back into the bank: seat 1 must take it instead of passing.
-    s = _bank_one_black(st.to_dict(s))
+    s = _bank_one_black(to_dict(s))
     assert legal(s) == {take1(K)}
     s = play(s, take1(K))
     assert s[st.PASSES] == 0 and phase_of(s) == "main"
@@ -629,7 +632,7 @@ def test_fifteen_prestige_triggers_the_final_round_two_players() -> None:
     assert player(after, 0)["prestige"] == 15
     assert after[st.FINAL_ROUND] == 1 and phase_of(after) == "main" and after[st.CURRENT] == 1
     end = play(after, take3(W, U, G))
-    assert phase_of(end) == "game_over" and st.to_dict(end)["winners"] == [0]
+    assert phase_of(end) == "game_over" and to_dict(end)["winners"] == [0]
     assert rewards(end) == [1.0, -1.0]
 
 
@@ -642,13 +645,13 @@ def test_final_round_completes_and_the_seat_before_the_first_player_plays_last(n
         assert phase_of(s) == "main" and s[st.CURRENT] == seat
         s = play(s, reserve_deck(0))
     assert phase_of(s) == "game_over" and s[st.TURN] == n  # turn `trigger` was the trigger's
-    assert st.to_dict(s)["winners"] == [trigger]
+    assert to_dict(s)["winners"] == [trigger]
 
 
 def test_last_seat_reaching_fifteen_ends_the_game_at_once() -> None:
     s = Position(3).tokens(2, "4G").give(2, *FOURTEEN).slot(0, 7).current(2).build()
     after = play(s, buy_market(0, 0))
-    assert phase_of(after) == "game_over" and st.to_dict(after)["winners"] == [2]
+    assert phase_of(after) == "game_over" and to_dict(after)["winners"] == [2]
 
 
 def test_fifteen_through_a_noble_triggers_the_final_round() -> None:
@@ -691,14 +694,14 @@ def _final_turn(purchased: dict[int, list[int]], n: int = 2, nobles: dict | None
 )
 def test_winner_and_tie_breaks(purchased: dict, winners: list[int], expected_rewards: list[float]) -> None:
     s = _final_turn(purchased)
-    assert st.to_dict(s)["winners"] == winners
+    assert to_dict(s)["winners"] == winners
     assert [int(x) for x in s[st.OUTCOME : st.OUTCOME + 2]] == [int(p in winners) for p in range(2)]
     assert rewards(s) == expected_rewards
 
 
 def test_shared_victory_three_players_loser_gets_minus_one() -> None:
     s = _final_turn({0: [73, 77, 75, 23], 1: [81, 85, 71, 31], 2: [89, 87]}, n=3)
-    assert st.to_dict(s)["winners"] == [0, 1]
+    assert to_dict(s)["winners"] == [0, 1]
     assert rewards(s) == [0.0, 0.0, -1.0]
 
 
@@ -706,7 +709,7 @@ def test_prestige_counts_nobles() -> None:
     """11 points of cards + a noble (14) beats 13 points of cards."""
     s = _final_turn({0: [73, 75, 40, 41], 1: [77, 79, 31, 15, 7, 23]}, nobles={0: [9]})
     assert player(s, 0)["prestige"] == 14 and player(s, 1)["prestige"] == 13
-    assert st.to_dict(s)["winners"] == [0]
+    assert to_dict(s)["winners"] == [0]
 
 
 def test_no_final_round_below_fifteen() -> None:
@@ -727,7 +730,7 @@ def test_truncation_at_max_turns() -> None:
     assert phase_of(s) == "main"
     s = play(s, take3(R, K, W))
     assert phase_of(s) == "truncated" and rules.is_over(s)
-    assert st.to_dict(s)["winners"] == []
+    assert to_dict(s)["winners"] == []
     assert rewards(s) == [0.0, 0.0]
     assert legal(s) == set()
     assert refused(s, take3(R, K, G)) == rules.R_GAME_OVER
@@ -736,7 +739,7 @@ def test_truncation_at_max_turns() -> None:
 def test_game_end_wins_over_truncation_on_the_same_turn() -> None:
     s = Position(2, max_turns=10).give(0, 73, 77, 81).final_round().current(1).turn(9).build()
     after = play(s, take3(W, U, G))
-    assert phase_of(after) == "game_over" and st.to_dict(after)["winners"] == [0]
+    assert phase_of(after) == "game_over" and to_dict(after)["winners"] == [0]
 
 
 def test_turn_counts_whole_turns_not_decisions() -> None:
@@ -768,7 +771,7 @@ def test_position_places_what_it_is_told() -> None:
         .final_round()
         .build()
     )
-    d = st.to_dict(s)
+    d = to_dict(s)
     assert d["bank"] == {"white": 2, "blue": 0, "green": 0, "red": 0, "black": 0, "gold": 3}
     assert tokens_of(s, 0) == [0, 1, 0, 0, 0, 2] and tokens_of(s, 2) == [0, 0, 0, 3, 0, 0]
     assert tokens_of(s, 1) == [3, 4, 5, 2, 5, 0], "the tokens nobody was given go to the other seats"
@@ -785,7 +788,7 @@ def test_position_places_what_it_is_told() -> None:
     assert len(deck(s, 1)) == 5
     assert [(e["noble"], e["owner"]) for e in d["nobles"]] == [(4, None), (9, None), (0, 2)]
     assert d["current_player"] == 2 and d["turn"] == 2 and d["final_round"]
-    assert st.check_invariants(s) == []
+    assert check_invariants(s) == []
 
 
 def test_position_refuses_impossible_placements() -> None:
@@ -851,7 +854,7 @@ def test_position_places_module_pieces() -> None:
         .stronghold(13, 1)
         .build()
     )
-    d = st.to_dict(s)
+    d = to_dict(s)
     assert d["players"][0]["pairs"] == {"95": red[0]} and bonus_of(s, 0) == [0, 1, 0, 3, 0]
     assert 90 in d["boxed"] and owner_of(s, 90) == st.BOX
     assert d["orient_market"][0][1] == 91 and deck(s, 4)[-1] == 100
@@ -861,7 +864,7 @@ def test_position_places_module_pieces() -> None:
     assert sorted(d["strongholds"]) == [[3, 0, 2], [13, 1, 1]]
     assert [d["players"][p]["stronghold_supply"] for p in range(2)] == [1, 2]
     assert d["nobles"] == [], "no nobles with Cities"
-    assert st.check_invariants(s) == []
+    assert check_invariants(s) == []
 
 
 def test_position_sets_the_phase_and_a_pending_decision() -> None:

@@ -11,6 +11,7 @@ from agents.base import Agent
 from splendor_env import records, rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
+from splendor_env.deal import new_state
 from splendor_env.env import raw_env
 from splendor_env.vector import SplendorBatch
 
@@ -59,7 +60,7 @@ class Trusted(Recorder):
 
 
 def _midgame(seed: int = 3, moves: int = 12) -> np.ndarray:
-    s = st.new_state(3, seed)
+    s = new_state(3, seed)
     mask = np.zeros(num_actions(0), dtype=np.int8)
     rng = np.random.default_rng(seed)
     for _ in range(moves):

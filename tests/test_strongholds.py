@@ -18,6 +18,8 @@ from splendor_env.actions import (
     SH_REMOVE,
     TAKE3,
 )
+from splendor_env.deal import new_state
+from splendor_env.snapshot import to_dict
 from tests.helpers import (
     G,
     K,
@@ -54,7 +56,7 @@ def supply(s, p: int) -> int:
 
 def test_each_player_starts_with_three_strongholds() -> None:
     for n in (2, 3, 4):
-        s = st.new_state(n, seed=1, modules=SH)
+        s = new_state(n, seed=1, modules=SH)
         assert [supply(s, p) for p in range(4)] == [3] * n + [0] * (4 - n)
 
 
@@ -179,7 +181,7 @@ def test_conquest_after_reserving() -> None:
     s = play(s, RESERVE_MARKET + 0)
     assert phase_of(s) == "conquest" and CONQUEST + 1 in legal(s)
     s = play(s, CONQUEST + 1, SH_PLACE + 5)
-    d = st.to_dict(s)
+    d = to_dict(s)
     assert d["players"][0]["reserved"] == [{"card": reserved, "blind": False}] and owner_of(s, card) == 0
     assert tokens_of(s, 0) == [0, 0, 0, 0, 0, 1], "the reserve's gold is kept: red tokens paid"
 
@@ -198,7 +200,7 @@ def test_conquest_comes_before_the_noble_check() -> None:
     pos = strongholds().give(0, *cards).slot(0, 14).stronghold(0, 0, 3).tokens(0, "2G 2R").nobles(0, 5, 3)
     s = play(pos.build(), take3(W, U, K), CONQUEST + 1, SH_PLACE + 1)
     assert owner_of(s, 14) == 0 and prestige_of(s, 0) == 3, "noble 0 visits at the end of the same turn"
-    assert st.to_dict(s)["players"][0]["nobles"] == [0]
+    assert to_dict(s)["players"][0]["nobles"] == [0]
 
 
 @pytest.mark.parametrize("modules", [("strongholds",), st.MODULE_NAMES])
@@ -213,7 +215,7 @@ def test_the_batched_mask_reuses_the_decision_mask_the_turn_just_computed(module
     scratch = np.zeros(NUM_ACTIONS_ALL + 1, dtype=np.int8)
     reused = 0
     for seed in range(3):
-        s = st.new_state(3, seed=seed, modules=modules)
+        s = new_state(3, seed=seed, modules=modules)
         expected = np.zeros(NUM_ACTIONS_ALL, dtype=np.int8)
         got = np.ones(NUM_ACTIONS_ALL, dtype=np.int8)  # stale ones must be cleared
         while not is_over(s):

@@ -26,6 +26,7 @@ from splendor_env.observation import (
     obs_dim,
     observe,
 )
+from splendor_env.snapshot import to_dict
 from tests.helpers import (
     Position,
     bank_of,
@@ -121,7 +122,7 @@ def test_draw_two_keeps_one_reserved_and_puts_the_other_under_the_deck() -> None
         off = O_PDRAWN + k * FULL_CARD_DIM
         np.testing.assert_array_equal(other[off : off + CARD_DIM], HIDDEN_CARD_TABLE[1])
     s = play(s, KEEP_DRAWN + 1)
-    d = st.to_dict(s)
+    d = to_dict(s)
     assert d["players"][0]["reserved"] == [{"card": second, "blind": True}]
     assert d["decks"][1][0] == first, "the other card goes to the bottom of its deck"
     assert tokens_of(s, 0)[5] == 1, "reserving still gives a gold"
@@ -133,9 +134,7 @@ def test_draw_two_with_one_card_left_reserves_it() -> None:
     last = pos.deck(2)[-1]
     s = pos.build()
     s = play(s, RESERVE_DECK + 2)
-    assert phase_of(s) == "main" and st.to_dict(s)["players"][0]["reserved"] == [
-        {"card": last, "blind": True}
-    ]
+    assert phase_of(s) == "main" and to_dict(s)["players"][0]["reserved"] == [{"card": last, "blind": True}]
 
 
 def test_extra_token_with_two_of_a_kind_is_of_another_colour() -> None:

@@ -8,6 +8,8 @@ import pytest
 import splendor_env
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS
+from splendor_env.deal import new_state
+from splendor_env.invariants import check_invariants
 from splendor_env.observation import OBS_DIM, observe
 from splendor_env.vector import SplendorBatch, sample_legal_actions
 from tests.helpers import assert_batched_games_equal_aec_games
@@ -163,14 +165,14 @@ def test_sample_legal_actions_only_picks_legal_ids() -> None:
         assert masks[np.arange(64), actions].all()
         _, masks, *_ = venv.step(actions)
         if step % 25 == 0:
-            assert not [p for row in venv.states for p in st.check_invariants(row)]
+            assert not [p for row in venv.states for p in check_invariants(row)]
 
 
 def _mid_game(num_players: int, seed: int, moves: int, modules: tuple[str, ...] = ()) -> np.ndarray:
     """A state ``moves`` random legal moves into game ``seed``."""
     from splendor_env import rules
 
-    s = st.new_state(num_players, seed, modules=modules)
+    s = new_state(num_players, seed, modules=modules)
     rng = np.random.default_rng(seed)
     mask = np.zeros(splendor_env.actions.num_actions(st.parse_modules(modules)), dtype=np.int8)
     for _ in range(moves):
@@ -235,7 +237,7 @@ def test_bad_loads_are_refused_and_change_nothing() -> None:
     with pytest.raises(ValueError, match="integer array of shape"):
         venv.load(np.stack([good, good]).astype(np.float32))
     with pytest.raises(ValueError, match=r"states\[1\]: a 3-player game"):
-        venv.load(np.stack([good, st.new_state(3, 1)]))
+        venv.load(np.stack([good, new_state(3, 1)]))
     broken = good.copy()
     broken[st.BANK] += 1  # a token out of nowhere
     with pytest.raises(ValueError, match=r"states\[0\]: .*token"):
@@ -249,6 +251,6 @@ def test_bad_loads_are_refused_and_change_nothing() -> None:
     venv.load(np.stack([broken, good]), check=False)
     np.testing.assert_array_equal(venv.states, np.stack([broken, good]))
     with pytest.raises(ValueError, match=r"states\[1\]: a 3-player game"):
-        venv.load(np.stack([good, st.new_state(3, 1)]), check=False)
+        venv.load(np.stack([good, new_state(3, 1)]), check=False)
     with pytest.raises(ValueError, match=r"states\[1\]: the game is over"):
         venv.load(np.stack([good, over]), check=False)

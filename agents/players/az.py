@@ -22,6 +22,7 @@ from agents.search.subtree import same_information
 from agents.search.tree import Tree
 from splendor_env import rules
 from splendor_env import state as st
+from splendor_env.deal import new_state
 
 #: name -> (type, default, help) for every option of the ``az`` spec.
 PARAMS: dict[str, tuple[type, object, str]] = {
@@ -146,7 +147,7 @@ class Network:
         from splendor_env.observation import observe
 
         n = min(self.game["players"])
-        s = st.new_state(n, 0, modules=tuple(self.game["modules"]))
+        s = new_state(n, 0, modules=tuple(self.game["modules"]))
         probe = np.zeros((n, self.obs_dim), dtype=np.float32)
         for p in range(n):
             observe(s, p, probe[p])

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..actions import CHOOSE_CITY  # the module's action ids
+from ..action_ids import CHOOSE_CITY  # the module's action ids
 from ..cards import CITIES_ON_OFFER, CITY_PRESTIGE, CITY_REQ, CITY_SAME, CITY_SIDES, NUM_CITY_TILES
 from ..layout import CITY_DIM, OBS_OFFSETS
 from ..reasons import OK, R_ALREADY_HELD, R_NOT_AN_OPTION, R_REQUIREMENT_NOT_MET

@@ -61,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..actions import (  # the module's action ids
+from ..action_ids import (  # the module's action ids
     PAIR_TARGET,
     SACRIFICE,
 )

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..actions import SH_MOVE, SH_PLACE, SH_REMOVE  # the module's action ids
+from ..action_ids import SH_MOVE, SH_PLACE, SH_REMOVE  # the module's action ids
 from ..layout import ALL_SLOTS, OBS_OFFSETS
 from ..reasons import OK, R_EMPTY_SLOT, R_NO_STRONGHOLD, R_NOT_AN_OPTION, R_OCCUPIED
 from ..state import (

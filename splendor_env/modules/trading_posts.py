@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..actions import CHOOSE_TRADING_POST, KEEP_DRAWN, TP_EXTRA_TOKEN, TP_TOKEN  # the module's action ids
+from ..action_ids import CHOOSE_TRADING_POST, KEEP_DRAWN, TP_EXTRA_TOKEN, TP_TOKEN  # the module's action ids
 from ..board import meets_req, reserve
 from ..card_features import HIDDEN_CARD_TABLE, put_full_card
 from ..cards import (

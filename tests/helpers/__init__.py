@@ -29,6 +29,7 @@ import splendor_env
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
+from splendor_env.invariants import check_invariants
 from splendor_env.snapshot import from_dict, to_dict
 from splendor_env.vector import SplendorBatch
 from tests.helpers.decisions import (
@@ -184,7 +185,7 @@ def play(s: np.ndarray, *actions: int) -> np.ndarray:
     for a in actions:
         reason = rules.step_checked(s, a)
         assert reason == 0, f"action {a} refused: {rules.REASONS[reason] if reason > 0 else reason}"
-        problems = st.check_invariants(s)
+        problems = check_invariants(s)
         assert not problems, (a, problems)
     return s
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from agents.positions import decision_inputs, sample_states
-from splendor_env import state as st
 from splendor_env.actions import BUY_MARKET
 from splendor_env.cards import CARD_COLOUR, CARD_COST, CARD_LEVEL, CARD_POINTS, NOBLE_REQ
+from splendor_env.deal import new_state
+from splendor_env.snapshot import from_dict, to_dict
 from tests.helpers.positions import Position
 
 __all__ = ["decision_inputs", "noble_choice_state", "points_cards", "sample_states", "winning_position"]
@@ -27,7 +28,7 @@ __all__ = ["decision_inputs", "noble_choice_state", "points_cards", "sample_stat
 
 def noble_choice_state(num_players: int, seed: int) -> np.ndarray:
     """A position where the player on move must choose between two qualifying nobles."""
-    d = st.to_dict(st.new_state(num_players, seed))
+    d = to_dict(new_state(num_players, seed))
     req = np.maximum(NOBLE_REQ[d["nobles"][0]["noble"]], NOBLE_REQ[d["nobles"][1]["noble"]])
     me = d["players"][d["current_player"]]
     for colour in range(5):
@@ -39,7 +40,7 @@ def noble_choice_state(num_players: int, seed: int) -> np.ndarray:
                     me["purchased"].append(pick)
                     break
     d["phase"] = "noble"
-    return st.from_dict(d)
+    return from_dict(d)
 
 
 def points_cards(total: int, avoid: set[int]) -> list[int]:

@@ -42,6 +42,7 @@ from splendor_env.cards import (
     NUM_CARDS,
     TOKEN_COLOURS,
 )
+from splendor_env.deal import new_state
 from splendor_env.snapshot import from_dict, to_dict
 
 TokenSpec = str | Mapping[str, int] | Sequence[int]
@@ -113,7 +114,7 @@ class Position:
     ) -> None:
         self.num_players = num_players
         self.modules = tuple(modules)
-        self._d: dict[str, Any] = to_dict(st.new_state(num_players, seed, max_turns, modules=self.modules))
+        self._d: dict[str, Any] = to_dict(new_state(num_players, seed, max_turns, modules=self.modules))
         self._tokens: dict[int, list[int]] = {}
         self._bank: list[int] | None = None
         self._offer: list[int] | None = None

@@ -35,6 +35,8 @@ import numpy as np
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.actions import num_actions
+from splendor_env.deal import new_state
+from splendor_env.invariants import check_invariants
 from splendor_env.snapshot import SnapshotError, from_dict, to_dict
 
 MODULE_COMBOS = [
@@ -44,7 +46,7 @@ MODULE_COMBOS = [
 
 def random_state(rng: np.random.Generator, num_players: int, modules: tuple[str, ...]) -> np.ndarray:
     """A reachable state: a random deal played forward a random number of random legal moves."""
-    s = st.new_state(num_players, int(rng.integers(2**31)), modules=modules)
+    s = new_state(num_players, int(rng.integers(2**31)), modules=modules)
     mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
     for _ in range(int(rng.integers(0, 400))):
         if rules.is_over(s):
@@ -211,7 +213,7 @@ def clear_message(message: str) -> bool:
 def still_valid(s: np.ndarray, rng: np.random.Generator, moves: int = 6) -> list[str]:
     """Invariant problems of ``s`` and of a few random legal moves played from it (empty = fine)."""
     s = s.copy()
-    problems = st.check_invariants(s)
+    problems = check_invariants(s)
     mask = np.zeros(num_actions(int(s[st.MODULES])), dtype=np.int8)
     for _ in range(moves):
         if problems or rules.is_over(s):
@@ -219,7 +221,7 @@ def still_valid(s: np.ndarray, rng: np.random.Generator, moves: int = 6) -> list
         if rules.legal_mask(s, mask) == 0:
             return ["no legal action"]
         rules.apply_action(s, int(rng.choice(np.flatnonzero(mask))))
-        problems = st.check_invariants(s)
+        problems = check_invariants(s)
     return problems
 
 
