@@ -74,7 +74,6 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
             "agents.positions",
             "agents.gym_view",
             "agents.gym_vector",
-            "agents.policy_net",
             "agents",
         ),
     ),
