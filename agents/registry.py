@@ -290,6 +290,27 @@ def is_model_path(spec: str) -> bool:
     return True
 
 
+def checkpoint_of(spec: str) -> str | None:
+    """The checkpoint file a spec plays as a PPO policy, else ``None`` (an agent spec such as ``greedy``).
+
+    ``x.zip``, ``ppo:x.zip``, a shipped name (``ppo_2p``, ``ppo:ppo_2p``) or an old
+    ``models/ppo_2p.zip`` all resolve through :func:`agents.nets.shipped.resolve_model`, so the
+    shipped models are found from any folder and from an installed wheel. A ``.zip`` (or ``ppo:``
+    path) that does not exist comes back as given, for :func:`~agents.nets.checkpoint.model_zip_problem`
+    to report; an agent spec whose option names a ``.zip`` (``az:run/best.zip``) is no checkpoint.
+    """
+    from agents.nets.shipped import resolve_model
+
+    name, rest = parse_spec(spec)
+    if name != "ppo" and not is_model_path(spec):
+        return None
+    path = rest if name == "ppo" else spec.strip()
+    try:
+        return str(resolve_model(path))
+    except FileNotFoundError:
+        return path if name == "ppo" or path.endswith(".zip") else None
+
+
 def build(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
     """The one way to turn what a caller was given into an agent.
 
@@ -310,6 +331,7 @@ __all__ = [
     "PROTOCOL",
     "build",
     "check_agent_class",
+    "checkpoint_of",
     "construct",
     "is_class_spec",
     "is_model_path",

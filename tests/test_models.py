@@ -213,18 +213,18 @@ def test_an_unknown_ppo_spec_names_the_shipped_models(
         agents.make("ppo:nope")
 
 
-def test_evaluate_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_checkpoint_spec_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib")
-    from training.matches.evaluate import model_path
+    from agents.registry import checkpoint_of
 
     monkeypatch.chdir(tmp_path)
     shipped_file = str(shipped_dir() / "ppo_2p.zip")
     for spec in ("ppo_2p", "ppo:ppo_2p", "ppo_2p.zip"):
-        assert model_path(spec) == shipped_file
-    assert model_path("greedy") is None and model_path("mcts:sims=10") is None
-    assert model_path("nope.zip") == "nope.zip"  # a missing file: the file check reports it
-    assert model_path("ppo:nope") == "nope"
-    assert model_path("az:nope.zip") is None and model_path("az:run/best.zip") is None  # agent specs
+        assert checkpoint_of(spec) == shipped_file
+    assert checkpoint_of("greedy") is None and checkpoint_of("mcts:sims=10") is None
+    assert checkpoint_of("nope.zip") == "nope.zip"  # a missing file: the file check reports it
+    assert checkpoint_of("ppo:nope") == "nope"
+    assert checkpoint_of("az:nope.zip") is None and checkpoint_of("az:run/best.zip") is None  # agent specs
 
 
 def test_value_report_resolves_shipped_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,11 +24,17 @@ from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.deal import new_state
 
+#: The default ``sims`` by player count. Why more with 3 or 4: a round has one ply per seat, so a
+#: tree of the same size sees fewer of the searching seat's own turns, and the 3-player results
+#: gain from the extra simulations (``az_3_4p`` against two ``greedy``: 83.8% at 1000, 85.7% at
+#: 2000; the models page). ``stop`` spares most of their cost.
+DEFAULT_SIMS = {2: 1000, 3: 2000, 4: 2000}
+
 #: name -> (type, default, help) for every option of the ``az`` spec.
 PARAMS: dict[str, tuple[type, object, str]] = {
     "sims": (
         int,
-        1000,
+        DEFAULT_SIMS[2],
         "simulations per move (> 0), the budget unless ms is given; default 1000 with 2 players, 2000 with 3 or 4",
     ),
     "ms": (float, 0.0, "time budget in milliseconds per move (> 0 replaces sims; 0 = off)"),
@@ -56,11 +62,6 @@ PARAMS: dict[str, tuple[type, object, str]] = {
     ),
 }
 
-#: The default ``sims`` by player count. Why more with 3 or 4: a round has one ply per seat, so a
-#: tree of the same size sees fewer of the searching seat's own turns, and the 3-player results
-#: gain from the extra simulations (``az_3_4p`` against two ``greedy``: 83.8% at 1000, 85.7% at
-#: 2000; the models page). ``stop`` spares most of their cost.
-DEFAULT_SIMS = {2: 1000, 3: 2000, 4: 2000}
 
 #: The options a shipped network's metadata may set (``"az"`` in its ``NAME.json``, read by
 #: :func:`agents.nets.shipped.search_options`): they say how to read that network's outputs (how flat

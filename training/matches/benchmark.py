@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.nets.checkpoint import model_zip_problem
+from agents.registry import checkpoint_of
 from splendor_env.layout import MODULE_NAMES
 from training.common.cli import CliError
 from training.common.games import config_folder, config_label, plays
 from training.common.progress import MANIFEST, open_run
 from training.common.stats import Z95
-from training.matches.evaluate import CANDIDATE, candidate_spec, evaluate, model_path
+from training.matches.evaluate import CANDIDATE, candidate_spec, evaluate
 from training.matches.match import MatchResult, seated_agent
 from training.matches.report import save_figure, win_rate_panel
 
@@ -275,7 +276,7 @@ def make_card(
     evaluation folder per game configuration; ``resume`` plays only the chunks missing from it,
     so an interrupted card resumes to the card an uninterrupted run writes.
     """
-    path = model_path(spec)
+    path = checkpoint_of(spec)
     problem = model_zip_problem(path) if path is not None else None
     if problem:
         raise CliError(f"SPEC: {problem}")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from agents.nets.checkpoint import model_zip_problem
+from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
@@ -29,32 +30,11 @@ CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a wo
 CANDIDATE, OPPONENT = 0, 1  # the seat each role's agent is cached for (:func:`seated_agent`)
 
 
-def model_path(spec: str) -> str | None:
-    """The checkpoint file a candidate names, else ``None`` (an agent spec such as ``greedy``).
-
-    ``x.zip``, ``ppo:x.zip``, a shipped name (``ppo_2p``, ``ppo:ppo_2p``) or an old
-    ``models/ppo_2p.zip`` all resolve through :func:`agents.nets.shipped.resolve_model`,
-    so the shipped models are found from any folder and from an installed wheel.
-    A ``.zip`` (or ``ppo:`` path) that does not exist comes back as given, for
-    :func:`~agents.nets.checkpoint.model_zip_problem` to report.
-    """
-    from agents import is_model_path
-    from agents.nets.shipped import resolve_model
-
-    is_ppo = spec.startswith("ppo:")
-    if not is_ppo and not is_model_path(spec):
-        return None  # an agent spec, even one whose option names a .zip: az:run/best.zip
-    path = spec[4:].strip() if is_ppo else spec
-    try:
-        return str(resolve_model(path))
-    except FileNotFoundError:
-        return path if is_ppo or path.endswith(".zip") else None
-
-
 def candidate_spec(spec: str, deterministic: bool) -> tuple[str, dict[str, Any]]:
-    """The spec and options :func:`agents.build` gets for a candidate: a checkpoint (:func:`model_path`)
-    is ``ppo:PATH`` played ``deterministic`` (argmax) or sampled; any other spec as is, without options."""
-    path = model_path(spec)
+    """The spec and options :func:`agents.build` gets for a candidate: a checkpoint
+    (:func:`agents.registry.checkpoint_of`) is ``ppo:PATH`` played ``deterministic`` (argmax) or sampled;
+    any other spec as is, without options."""
+    path = checkpoint_of(spec)
     return (spec, {}) if path is None else (f"ppo:{path}", {"deterministic": deterministic})
 
 
@@ -243,7 +223,7 @@ def check_players(
 ) -> None:
     """Refuse, before any game, a candidate that cannot play every configuration, an opponent spec
     that does not build, and a configuration no opponent can play (messages name what differs)."""
-    path = model_path(candidate)
+    path = checkpoint_of(candidate)
     if path is not None:
         problem = model_zip_problem(path)
         if problem:

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from agents.players.az import PARAMS as AZ_PARAMS
+from agents.search.driver import LANE_TREES
 from training.common.config import (
     ACTIVATIONS,
     ConfigReader,
@@ -50,9 +52,9 @@ class SelfPlaySection(Section):
 
     games: Int(ge=1) = 32  # games per iteration
     sims: Int(ge=2) = 100  # simulations per move
-    c: Float(ge=0) = 1.5  # PUCT exploration constant (az option)
-    fpu: Float(ge=0) = 0.2  # first-play urgency reduction (az option)
-    batch: Int(ge=1, le=64) = 8  # leaves per network call (az option)
+    c: Float(ge=0) = AZ_PARAMS["c"][1]  # PUCT exploration constant (az option, its default)
+    fpu: Float(ge=0) = AZ_PARAMS["fpu"][1]  # first-play urgency reduction (az option, its default)
+    batch: Int(ge=1, le=64) = AZ_PARAMS["batch"][1]  # leaves per network call (az option, its default)
     sample_moves: Int(ge=0) = 20  # the first K decisions of a game sample a move from the visit counts
     temperature: Float(gt=0) = 1.0  # of that sampling: p ~ visits^(1/temperature)
     target_temperature: Float(gt=0) = 1.0  # the policy target is visits^(1/this); below 1 sharpens it
@@ -62,13 +64,13 @@ class SelfPlaySection(Section):
     # and one of these in every other seat; only the search's seats are recorded
     opponents: list[Str] = []
     opponent_share: Float(ge=0, le=1) = 0.0
-    # batched: a worker plays a job's games at once and searches them in step (training.search.batched_selfplay);
+    # batched: a worker plays a job's games at once and searches them in step (training.search.selfplay);
     # on the CPU the same games and targets as one at a time, on a GPU ("cuda") the leaves of many trees
     # go to the network together; batched_games games at once, batched_lane_trees trees per GPU call
     batched: bool = False
     batched_device: Literal["auto", "cpu", "cuda"] = "cpu"
     batched_games: Int(ge=1) = 256
-    batched_lane_trees: Int(ge=1) = 64
+    batched_lane_trees: Int(ge=1) = LANE_TREES
     # playout-cap randomisation: a decision gets the full search (sims) with probability full_share, else
     # cheap_sims simulations played greedily and not recorded; 1.0 = every decision a full search
     full_share: Float(gt=0, le=1) = 1.0
