@@ -81,7 +81,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("training.common",),
         ("training.matches",),
         ("training.ppo", "training.search", "training.app", "training.rllib"),
-        ("training.bench", "training.critic"),
+        ("training.speed", "training.critic"),
         # the commands (python -m training.X), one module each
         (
             "training",

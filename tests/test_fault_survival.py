@@ -220,7 +220,7 @@ def test_resume_without_a_run_folder_is_one_line(tmp_path: Path, capsys: pytest.
 
 
 def test_a_policy_benchmark_resumes_its_matches_from_the_saved_games(tmp_path: Path) -> None:
-    from training.bench.policies import run_bench
+    from training.speed.policies import run_bench
 
     args: dict[str, Any] = {"anchors": ["random"], "games": 4, "n_states": 4, "players": (2,)}
     whole = run_bench(["greedy", "lookahead"], **args, out=tmp_path / "b")

@@ -1,6 +1,6 @@
 """Self-play throughput of expert iteration: positions per second for 1 and N local workers and Ray.
 
-    python -m training.bench.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--reuse] [--no-ray]
+    python -m training.speed.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--reuse] [--no-ray]
 
 Why: the iteration's self-play is where a search-training run spends its time;
 this measures what :func:`training.search.loop.search_train` gets from more
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     from training.search.network import initial_model
     from training.search.selfplay import selfplay_jobs
 
-    ap = argparse.ArgumentParser(prog="python -m training.bench.selfplay", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.speed.selfplay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--games", type=int, default=8, help="games per measurement")
     ap.add_argument("--sims", type=int, default=64, help="simulations per move")
@@ -100,4 +100,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.selfplay"))
+    sys.exit(run_cli(main, prog="python -m training.speed.selfplay"))

@@ -1,6 +1,6 @@
 """Self-play of a job's games at once against one at a time: positions per second of one process, same games.
 
-    python -m training.bench.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
+    python -m training.speed.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
         [--root gumbel --gumbel-actions 8]
 
 Why: :func:`training.search.selfplay.selfplay_job` with ``selfplay.batched`` plays a job's games at
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     from training.search.replay import count
     from training.search.selfplay import selfplay_job, selfplay_jobs
 
-    ap = argparse.ArgumentParser(prog="python -m training.bench.batched_selfplay", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.speed.batched_selfplay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument(
         "--games", type=int, default=64, help="games of the job (all played at once, up to --at-once)"
@@ -216,4 +216,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.batched_selfplay"))
+    sys.exit(run_cli(main, prog="python -m training.speed.batched_selfplay"))
