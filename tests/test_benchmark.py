@@ -13,7 +13,7 @@ import pytest
 from training.benchmark import main as benchmark_main
 from training.common.cli import CliError, run_cli
 from training.common.games import config_folder
-from training.matches import benchmark as bm
+from training.matches import card as bm
 from training.matches.report import win_rate_figure
 from training.matches.tournament import run_tournament
 

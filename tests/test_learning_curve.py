@@ -12,7 +12,7 @@ import yaml
 from agents.nets.shipped import resolve_model
 from training.common.cli import CliError, run_cli
 from training.learning_curve import main as curve_main
-from training.matches import benchmark as bm
+from training.matches import card as bm
 from training.search.curve import curve_points, make_curve
 
 PNG = b"\x89PNG\r\n\x1a\n"
