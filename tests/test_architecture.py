@@ -80,7 +80,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "training": (
         ("training.common",),
         ("training.matches",),
-        ("training.ppo", "training.search", "training.app", "training.rllib"),
+        ("training.ppo", "training.expert_iteration", "training.app", "training.rllib"),
         ("training.speed", "training.critic"),
         # the commands (python -m training.X), one module each
         (

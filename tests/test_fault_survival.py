@@ -102,8 +102,8 @@ def test_an_evaluation_resumes_from_its_saved_chunks(tmp_path: Path) -> None:
 def test_a_search_training_iteration_survives_a_killed_selfplay_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from training.search import config as search_config
-    from training.search.loop import search_train
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration.loop import search_train
 
     def run(name: str) -> dict[str, np.ndarray]:
         raw = {

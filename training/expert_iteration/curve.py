@@ -25,9 +25,9 @@ from agents.nets.shipped import shipped_names
 from training.common.cli import CliError
 from training.common.games import config_label
 from training.common.progress import MANIFEST, open_run
+from training.expert_iteration.snapshots import snapshot_iteration
 from training.matches.card import PROTOCOL, rate_in_config, where_made
 from training.matches.report import save_figure
-from training.search.snapshots import snapshot_iteration
 
 #: How a point's network plays: with the search (``az``) or its policy alone (``ppo``, argmax).
 AGENTS = ("az", "ppo")

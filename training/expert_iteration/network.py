@@ -24,8 +24,8 @@ from splendor_env.observation import obs_dim as game_obs_dim
 from training.common.config import ConfigError
 from training.common.jobs import WORKER_AGENTS
 from training.common.model import policy_kwargs
-from training.search.config import FRESH, SearchTrainConfig
-from training.search.replay import AUX_FIELDS
+from training.expert_iteration.config import FRESH, SearchTrainConfig
+from training.expert_iteration.replay import AUX_FIELDS
 
 
 def game_sizes(cfg: SearchTrainConfig) -> tuple[int, int]:
