@@ -1,6 +1,6 @@
 """The positions agents are asked about: states from random games, and what the seat on move is given.
 
-Why here: policy benchmarks (``training.bench.policies``) time agents on these
+Why here: policy benchmarks (``training.speed.policies``) time agents on these
 positions and the test suite checks agents on them; both read one definition.
 """
 

@@ -19,7 +19,7 @@ cards drawn by the draw-two trading post are face up for the seat on move
 only. ``seat=None`` is a spectator: no hidden card at all.
 
 Pillow paints 90 to 130 frames a second of a 4-player game with every module
-(1280x840) on one core of a shared machine (``python -m training.bench.render``):
+(1280x840) on one core of a shared machine (``python -m training.speed.render``):
 text is rasterised once per distinct string and size, then stamped.
 """
 

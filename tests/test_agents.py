@@ -238,9 +238,9 @@ def test_mcts_needs_a_matching_state() -> None:
 
 
 @pytest.mark.slow
-def test_bench_policies_any_game() -> None:
+def test_speed_policies_any_game() -> None:
     """Win rates per player count in a module game; a policy is timed and played only where it can play."""
-    from training.bench.policies import format_bench, run_bench
+    from training.speed.policies import format_bench, run_bench
 
     bench = run_bench(["greedy", "ppo:ppo_2p"], ["random"], games=3, n_states=12, players=(2, 3), modules=())
     greedy, ppo = bench["agents"]["greedy"], bench["agents"]["ppo:ppo_2p"]

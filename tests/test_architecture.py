@@ -80,8 +80,8 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "training": (
         ("training.common",),
         ("training.matches",),
-        ("training.ppo", "training.search", "training.app", "training.rllib"),
-        ("training.bench", "training.critic"),
+        ("training.ppo", "training.expert_iteration", "training.app", "training.rllib"),
+        ("training.speed", "training.critic"),
         # the commands (python -m training.X), one module each
         (
             "training",

@@ -252,7 +252,7 @@ def test_subnormal_weights_are_flushed_on_load_and_export(tmp_path) -> None:
     from agents.nets.numba_net import export_network
 
     # a search-training test earlier in this process may have set torch to flush subnormals
-    # itself (training.search.loop does), which would zero the planted weights on write
+    # itself (training.expert_iteration.loop does), which would zero the planted weights on write
     torch.set_flush_denormal(False)
     model = load_model("ppo_2p")
     with torch.no_grad():

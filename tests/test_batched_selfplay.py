@@ -1,4 +1,4 @@
-"""The one search driver (agents/search/driver.py) and self-play's games at once (training/search/selfplay.py):
+"""The one search driver (agents/search/driver.py) and self-play's games at once (training/expert_iteration/selfplay.py):
 a tree searched beside others is the tree searched alone, a job's games played at once are the games
 played one at a time, and torch's evaluator answers as numba's to float rounding."""
 
@@ -23,9 +23,9 @@ from splendor_env import state as st
 from splendor_env.determinize import determinize
 from tests.helpers import legal, play
 from tests.helpers.selfplay_jobs import SIMS, selfplay_test_job
-from training.search import config as search_config
-from training.search.replay import FIELDS
-from training.search.selfplay import selfplay_job
+from training.expert_iteration import config as search_config
+from training.expert_iteration.replay import FIELDS
+from training.expert_iteration.selfplay import selfplay_job
 
 ALL = ("cities", "trading_posts", "orient", "strongholds")
 
@@ -297,7 +297,7 @@ def test_games_with_opponents_are_played_one_at_a_time_in_job_order() -> None:
 @pytest.mark.slow
 def test_a_run_with_batched_selfplay_trains_on_the_same_positions(tmp_path) -> None:
     """``selfplay.batched`` changes how a worker plays an iteration's games, not what it records."""
-    from training.search.loop import search_train
+    from training.expert_iteration.loop import search_train
 
     buffers = {}
     for batched in (False, True):

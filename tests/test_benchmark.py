@@ -13,7 +13,7 @@ import pytest
 from training.benchmark import main as benchmark_main
 from training.common.cli import CliError, run_cli
 from training.common.games import config_folder
-from training.matches import benchmark as bm
+from training.matches import card as bm
 from training.matches.report import win_rate_figure
 from training.matches.tournament import run_tournament
 
@@ -220,8 +220,8 @@ def test_training_ends_with_the_command_that_benchmarks_its_model(
 def test_search_training_ends_with_the_command_that_benchmarks_its_model(
     small_protocol: dict, tmp_path: Path
 ) -> None:
-    from training.search import config as search_config
-    from training.search.loop import search_train
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration.loop import search_train
 
     raw = {
         "players": 2,

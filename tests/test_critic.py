@@ -20,10 +20,10 @@ from splendor_env import state as st
 from splendor_env.deal import new_state
 from tests.helpers import decision_inputs, sample_states
 from training.common.config import ConfigError
-from training.search import config as search_config
-from training.search.network import fresh_model, with_aux_head
-from training.search.replay import AUX_FIELDS, FIELDS, ReplayBuffer
-from training.search.selfplay import aux_targets
+from training.expert_iteration import config as search_config
+from training.expert_iteration.network import fresh_model, with_aux_head
+from training.expert_iteration.replay import AUX_FIELDS, FIELDS, ReplayBuffer
+from training.expert_iteration.selfplay import aux_targets
 
 SHIPPED = sorted(p.stem for p in (Path(__file__).parents[1] / "agents" / "shipped").glob("*.zip"))
 
@@ -148,7 +148,7 @@ def test_aux_targets_are_each_seats_margin_and_the_turns_left() -> None:
 def test_selfplay_positions_carry_the_aux_targets() -> None:
     from agents.players.az import AZAgent
     from tests.helpers.selfplay_jobs import selfplay_options
-    from training.search.selfplay import game_seeds, play_selfplay_game
+    from training.expert_iteration.selfplay import game_seeds, play_selfplay_game
 
     az = AZAgent(model=fresh_model(config()), seed=0, sims=4)
     data, record = play_selfplay_game(
@@ -209,7 +209,7 @@ def _aux_buffer(policy: Any, size: int) -> ReplayBuffer:
 
 def test_aux_loss_trains_the_aux_head_and_is_reported() -> None:
     from training.common.budgets import WallBudget
-    from training.search.learner import aux_loss, critic_parameters, make_optimizer, train_network
+    from training.expert_iteration.learner import aux_loss, critic_parameters, make_optimizer, train_network
 
     cfg = config(train={"aux_coef": 1.0, "batch_size": 32, "epochs": 4, "learning_rate": 3e-3})
     model = fresh_model(cfg)
@@ -236,7 +236,7 @@ def test_aux_loss_trains_the_aux_head_and_is_reported() -> None:
 
 def test_without_aux_coef_no_aux_loss_is_reported() -> None:
     from training.common.budgets import WallBudget
-    from training.search.learner import make_optimizer, train_network
+    from training.expert_iteration.learner import make_optimizer, train_network
 
     cfg = config(train={"batch_size": 32, "epochs": 1})
     policy = fresh_model(cfg).policy

@@ -21,8 +21,8 @@ from training.common.config import ConfigError
 from training.critic import config as fit_config
 from training.critic.fit import critic_fit, critic_state, train_critic
 from training.critic.positions import collect, draw_positions, jobs_for, split_games
+from training.expert_iteration.ship import ship
 from training.matches.value_report import play_games
-from training.search.ship import ship
 
 TINY = {"model": "az_2p_v2", "games": 12, "validation_games": 6, "games_per_job": 5, "positions_per_game": 3}
 

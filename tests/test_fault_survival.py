@@ -102,8 +102,8 @@ def test_an_evaluation_resumes_from_its_saved_chunks(tmp_path: Path) -> None:
 def test_a_search_training_iteration_survives_a_killed_selfplay_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from training.search import config as search_config
-    from training.search.loop import search_train
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration.loop import search_train
 
     def run(name: str) -> dict[str, np.ndarray]:
         raw = {
@@ -220,7 +220,7 @@ def test_resume_without_a_run_folder_is_one_line(tmp_path: Path, capsys: pytest.
 
 
 def test_a_policy_benchmark_resumes_its_matches_from_the_saved_games(tmp_path: Path) -> None:
-    from training.bench.policies import run_bench
+    from training.speed.policies import run_bench
 
     args: dict[str, Any] = {"anchors": ["random"], "games": 4, "n_states": 4, "players": (2,)}
     whole = run_bench(["greedy", "lookahead"], **args, out=tmp_path / "b")

@@ -138,10 +138,10 @@ def test_search_opponents_get_determinised_states() -> None:
         _, _, _, _, info = env.step(info["action_mask"].argmax(axis=1))
 
 
-def test_bench_vec_prints_both_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    from training.bench import vec as bench_vec
+def test_speed_vec_prints_both_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from training.speed import vec as speed_vec
 
-    results = bench_vec.main(["--num-envs", "4", "--sync-envs", "2", "--seconds", "0.05"])
+    results = speed_vec.main(["--num-envs", "4", "--sync-envs", "2", "--seconds", "0.05"])
     assert results["batched"] > 0 and results["sync"] > 0
     assert "make_vec" in capsys.readouterr().out
 

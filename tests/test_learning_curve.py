@@ -11,9 +11,9 @@ import yaml
 
 from agents.nets.shipped import resolve_model
 from training.common.cli import CliError, run_cli
+from training.expert_iteration.curve import curve_points, make_curve
 from training.learning_curve import main as curve_main
-from training.matches import benchmark as bm
-from training.search.curve import curve_points, make_curve
+from training.matches import card as bm
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

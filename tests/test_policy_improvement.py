@@ -1,4 +1,4 @@
-"""Self-play options for policy improvement at few simulations (training/search/selfplay.py):
+"""Self-play options for policy improvement at few simulations (training/expert_iteration/selfplay.py):
 playout-cap randomisation, Gumbel AlphaZero's root (agents/players/az.py ``gumbel_search``) and the share of
 positions recorded; each off by default."""
 
@@ -17,10 +17,10 @@ from agents.positions import sample_states
 from splendor_env import rules
 from splendor_env import state as st
 from splendor_env.determinize import determinize
-from training.search import config as search_config
-from training.search.network import initial_model
-from training.search.replay import FIELDS, concat
-from training.search.selfplay import selfplay_job, selfplay_jobs
+from training.expert_iteration import config as search_config
+from training.expert_iteration.network import initial_model
+from training.expert_iteration.replay import FIELDS, concat
+from training.expert_iteration.selfplay import selfplay_job, selfplay_jobs
 
 SIMS = 12
 
@@ -176,7 +176,7 @@ class _Critic:
 
 
 def test_the_winner_pick_replays_the_new_games_and_scores_the_critic_by_turn() -> None:
-    from training.search.learner import winner_pick
+    from training.expert_iteration.learner import winner_pick
 
     records = _default()["records"]
     won = [r for r in records if len(r["winners"]) == 1 and not r["truncated"]]

@@ -1,4 +1,4 @@
-"""Expert iteration (training/search/, training/search_train.py): config, self-play targets, buffer, runs, resume, backends."""
+"""Expert iteration (training/expert_iteration/, training/search_train.py): config, self-play targets, buffer, runs, resume, backends."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ pytest.importorskip("sb3_contrib")
 
 from tests.helpers.selfplay_jobs import selfplay_options
 from training.common.config import ConfigError
-from training.search import config as search_config
-from training.search.replay import ReplayBuffer
-from training.search.selfplay import choose_move, sharpen, visit_target
+from training.expert_iteration import config as search_config
+from training.expert_iteration.replay import ReplayBuffer
+from training.expert_iteration.selfplay import choose_move, sharpen, visit_target
 
 
 def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def test_set_reaches_into_the_defaults(tmp_path: Path) -> None:
 
 def test_search_configs_are_read_by_the_one_loader_of_the_ppo_configs(tmp_path: Path) -> None:
     from training.common.config import parse_config, read_mapping
-    from training.search.config import SearchTrainConfig
+    from training.expert_iteration.config import SearchTrainConfig
 
     path = tmp_path / "c.yaml"
     path.write_text("players: [3, 4]\neval: {games: 10}\n")
@@ -195,8 +195,8 @@ def test_sharpened_target_keeps_the_order_and_the_legal_ids() -> None:
 def test_value_target_mixes_the_result_and_the_search_value() -> None:
     import torch
 
-    from training.search.learner import losses
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import losses
+    from training.expert_iteration.network import fresh_model
 
     cfg = search_config.from_dict({"players": 2}, check_specs=False)
     policy = fresh_model(cfg).policy
@@ -220,8 +220,8 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
     import torch
 
     from training.common.budgets import WallBudget
-    from training.search.learner import make_optimizer, train_network
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import make_optimizer, train_network
+    from training.expert_iteration.network import fresh_model
 
     raw = tiny(tmp_path, train__epochs=0.25, train__batch_size=10)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -238,8 +238,8 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
 
 def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
     from agents.players.az import AZAgent
-    from training.search.network import fresh_model
-    from training.search.selfplay import game_seeds, play_selfplay_game
+    from training.expert_iteration.network import fresh_model
+    from training.expert_iteration.selfplay import game_seeds, play_selfplay_game
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
@@ -264,7 +264,7 @@ def test_an_unknown_selfplay_opponent_is_refused_naming_it() -> None:
 
 
 def test_opponent_games_are_drawn_from_the_seeds_at_the_configured_share() -> None:
-    from training.search.selfplay import opponent_game
+    from training.expert_iteration.selfplay import opponent_game
 
     assert all(opponent_game(0, 3, g, 4, 0.0) is None for g in range(200))
     seats = [opponent_game(0, 3, g, 4, 1.0) for g in range(200)]
@@ -284,8 +284,8 @@ def game_against_greedy(
     """An 8-simulation search with a fresh network in ``seat`` against ``greedy`` in the others."""
     from agents import build
     from agents.players.az import AZAgent
-    from training.search.network import fresh_model
-    from training.search.selfplay import game_seeds, play_selfplay_game
+    from training.expert_iteration.network import fresh_model
+    from training.expert_iteration.selfplay import game_seeds, play_selfplay_game
 
     cfg = search_config.from_dict(tiny(tmp_path, players=n), check_specs=False)
     az = AZAgent(model=fresh_model(cfg), seed=0, sims=8)
@@ -307,8 +307,8 @@ def test_a_game_against_opponents_records_only_the_search_seat(tmp_path: Path) -
 
 
 def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> None:
-    from training.search.replay import FIELDS, concat
-    from training.search.selfplay import game_seeds, play_selfplay_game
+    from training.expert_iteration.replay import FIELDS, concat
+    from training.expert_iteration.selfplay import game_seeds, play_selfplay_game
 
     data, record, az = game_against_greedy(tmp_path, 4, 3, 1)
     assert record["truncated"] and all(len(data[k]) == 0 for k in FIELDS)
@@ -321,9 +321,9 @@ def test_a_game_cut_before_the_search_moves_records_nothing(tmp_path: Path) -> N
 def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_path: Path) -> None:
     from agents.nets.checkpoint import model_bytes
     from training.common.jobs import map_jobs
-    from training.search.gate import opponent_win_rates
-    from training.search.network import fresh_model
-    from training.search.selfplay import selfplay_job, selfplay_jobs
+    from training.expert_iteration.gate import opponent_win_rates
+    from training.expert_iteration.network import fresh_model
+    from training.expert_iteration.selfplay import selfplay_job, selfplay_jobs
 
     raw = tiny(tmp_path, players=[3, 4], selfplay__opponents=["greedy"], selfplay__opponent_share=0.5)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -346,7 +346,7 @@ def test_selfplay_jobs_with_opponents_do_not_depend_on_how_games_are_cut(tmp_pat
 
 
 def test_opponent_win_rates_score_sole_and_shared_wins() -> None:
-    from training.search.gate import opponent_win_rates
+    from training.expert_iteration.gate import opponent_win_rates
 
     def rec(n: int, seat: int, winners: list[int]) -> dict[str, Any]:
         agents = ["greedy"] * n
@@ -377,7 +377,7 @@ def test_root_value_is_the_mean_value_of_the_searched_moves() -> None:
 
 
 def run_tiny(raw: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    from training.search.loop import search_train
+    from training.expert_iteration.loop import search_train
 
     return search_train(search_config.from_dict(raw), progress=False, log=lambda *_: None, **kwargs)
 
@@ -488,9 +488,9 @@ def test_resume_continues_the_iteration_count_and_keeps_the_buffer(tmp_path: Pat
 
 
 def test_snapshots_are_kept_every_k_gated_iterations_and_only_then(tmp_path: Path) -> None:
-    from training.search.learner import make_optimizer
-    from training.search.loop import Run
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import make_optimizer
+    from training.expert_iteration.loop import Run
+    from training.expert_iteration.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     run, learner = Run(cfg), fresh_model(cfg)
@@ -542,8 +542,8 @@ def test_local_and_ray_backends_play_the_same_games(tmp_path: Path) -> None:
     ray = pytest.importorskip("ray")
     from agents.nets.checkpoint import model_bytes
     from training.common.jobs import map_jobs
-    from training.search.network import fresh_model
-    from training.search.selfplay import selfplay_job, selfplay_jobs
+    from training.expert_iteration.network import fresh_model
+    from training.expert_iteration.selfplay import selfplay_job, selfplay_jobs
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     network = model_bytes(fresh_model(cfg))
@@ -568,10 +568,10 @@ def test_gate_games_on_the_kept_pool_are_the_games_played_in_the_main_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agents.nets.checkpoint import model_bytes
-    from training.search import loop
-    from training.search.gate import GATE_CHUNK, iteration_matches
-    from training.search.loop import Workers
-    from training.search.network import fresh_model
+    from training.expert_iteration import loop
+    from training.expert_iteration.gate import GATE_CHUNK, iteration_matches
+    from training.expert_iteration.loop import Workers
+    from training.expert_iteration.network import fresh_model
 
     pools_used = []
 
@@ -608,7 +608,7 @@ def test_cli_refuses_a_bad_config_in_one_line(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_truncated_selfplay_is_reported_once_a_piece_with_the_key_to_change(tmp_path: Path) -> None:
-    from training.search.loop import search_train, warn_truncation
+    from training.expert_iteration.loop import search_train, warn_truncation
 
     cfg = search_config.from_dict(tiny(tmp_path, players=4))
     said: list[str] = []
@@ -626,7 +626,7 @@ def test_truncated_selfplay_is_reported_once_a_piece_with_the_key_to_change(tmp_
 
 
 def test_gate_pools_player_counts_on_the_two_player_scale() -> None:
-    from training.search.gate import gate_score
+    from training.expert_iteration.gate import gate_score
 
     assert gate_score({2: 0.6}) == pytest.approx(0.6)  # one count: its own rate
     assert gate_score({3: 1 / 3, 4: 1 / 4}) == pytest.approx(0.5)  # chance at both tables
@@ -658,8 +658,8 @@ def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, val
     import torch
 
     from training.common.budgets import WallBudget
-    from training.search.learner import critic_parameters, make_optimizer, train_network
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import critic_parameters, make_optimizer, train_network
+    from training.expert_iteration.network import fresh_model
 
     raw = tiny(tmp_path, train__value_learning_rate=value_lr, train__learning_rate=1e-2)
     cfg = search_config.from_dict(raw, check_specs=False)
@@ -695,8 +695,8 @@ def test_the_critic_learns_at_its_own_rate_and_zero_keeps_it(tmp_path: Path, val
 def test_resume_takes_the_configs_rates_and_names_a_changed_critic_group(tmp_path: Path) -> None:
     import torch
 
-    from training.search.learner import make_optimizer, resume_optimizer
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import make_optimizer, resume_optimizer
+    from training.expert_iteration.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path, train__value_learning_rate=1e-4), check_specs=False)
     policy = fresh_model(cfg).policy
@@ -714,9 +714,9 @@ def test_resume_takes_the_configs_rates_and_names_a_changed_critic_group(tmp_pat
 
 
 def test_a_checkpoint_rewrites_only_what_its_step_changed(tmp_path: Path) -> None:
-    from training.search.learner import make_optimizer
-    from training.search.loop import Run
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import make_optimizer
+    from training.expert_iteration.loop import Run
+    from training.expert_iteration.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     run, learner = Run(cfg), fresh_model(cfg)
@@ -744,8 +744,8 @@ def test_a_checkpoint_rewrites_only_what_its_step_changed(tmp_path: Path) -> Non
 def test_new_games_are_scored_against_the_results_and_against_the_training_target(tmp_path: Path) -> None:
     import torch
 
-    from training.search.learner import evaluate_positions
-    from training.search.network import fresh_model
+    from training.expert_iteration.learner import evaluate_positions
+    from training.expert_iteration.network import fresh_model
 
     cfg = search_config.from_dict(tiny(tmp_path), check_specs=False)
     policy = fresh_model(cfg).policy

@@ -25,7 +25,8 @@ import agents
 from agents import runner
 from splendor_env.records import write_records
 from tests.helpers.app_server import app_server
-from training.bench.app import (
+from training.common.cli import CliError
+from training.speed.app import (
     GAMES,
     SIZES,
     SIZES_2P,
@@ -42,7 +43,6 @@ from training.bench.app import (
     play_move,
     start,
 )
-from training.common.cli import CliError
 
 pytestmark = pytest.mark.slow
 
@@ -88,7 +88,7 @@ def shoot(page: Any, name: str, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("size", list(SIZES_2P))
 def test_a_two_player_base_game_is_played_by_clicking_the_board(browser: Any, url: str, size: str) -> None:
-    """A whole game by clicks; how fast the page answers is ``python -m training.bench.app``'s to measure."""
+    """A whole game by clicks; how fast the page answers is ``python -m training.speed.app``'s to measure."""
     seats, modules, seed, click_seed = GAMES["2p"]
     page = open_page(browser, url, SIZES_2P[size])
     start(page, seats, modules=modules, seed=seed)
@@ -335,14 +335,14 @@ def test_two_browsers_each_play_their_seat_by_its_link(page: Any, browser: Any) 
 def test_the_click_benchmark_plays_a_game_and_prints_its_figures(
     browser: Any, url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m training.bench.app``: the speed figures come from a script, not from a timed test."""
-    from training.bench import app as bench_app
+    """``python -m training.speed.app``: the speed figures come from a script, not from a timed test."""
+    from training.speed import app as speed_app
 
-    (row,) = bench_app.run_benchmark(browser, url, ["2p", "4p"], ["768x1024"])  # 4p: not at this size
+    (row,) = speed_app.run_benchmark(browser, url, ["2p", "4p"], ["768x1024"])  # 4p: not at this size
     assert row["game"] == "2p" and row["moves"] > 10 and 0 < row["median_ms"] <= row["max_ms"]
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("2p at 768x1024: "))
     assert "moves in" in line and "click to updated board median" in line
     assert "slowest median click to board" in out
     with pytest.raises(CliError, match="--sizes: unknown"):
-        bench_app.main(["--sizes", "1x1"])
+        speed_app.main(["--sizes", "1x1"])

@@ -13,13 +13,13 @@ pytest.importorskip("sb3_contrib")
 
 from agents.nets import shipped as models
 from training.common.cli import CliError
-from training.search.ship import ship
+from training.expert_iteration.ship import ship
 
 
 def fake_run(tmp_path: Path) -> Path:
     """A run directory as search_train leaves it after two pieces (a tiny fresh network)."""
-    from training.search import config as search_config
-    from training.search.network import fresh_model
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration.network import fresh_model
 
     cfg = search_config.from_dict({"players": [3, 4], "network": {"net_arch": [8]}}, check_specs=False)
     run = tmp_path / "run"

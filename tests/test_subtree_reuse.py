@@ -27,7 +27,7 @@ from splendor_env.state import (
 )
 from tests.helpers import play
 from tests.helpers.selfplay_jobs import selfplay_test_job
-from training.search import config as search_config
+from training.expert_iteration import config as search_config
 
 SIMS = 48
 
@@ -126,7 +126,7 @@ def test_across_a_draw_the_search_starts_afresh() -> None:
 
 
 def test_a_selfplay_job_keeps_subtrees_only_where_it_sees_every_move() -> None:
-    from training.search.selfplay import selfplay_job
+    from training.expert_iteration.selfplay import selfplay_job
 
     def policy(**extra: object) -> np.ndarray:
         return selfplay_job(selfplay_test_job([2], [], "az_2p", 2, **extra))["positions"]["policy"]

@@ -25,12 +25,12 @@ from training import (
     tournament,  # noqa: E402
 )
 from training import train as train_mod  # noqa: E402
-from training.bench import policies as bench_policies
 from training.common import budgets  # noqa: E402
 from training.common.cli import CliError, run_cli  # noqa: E402
 from training.matches import evaluate as evaluation  # noqa: E402
 from training.ppo import config as C  # noqa: E402
 from training.ppo.loop import train  # noqa: E402
+from training.speed import policies as speed_policies
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "agents" / "shipped" / "ppo_2p.zip"
@@ -117,17 +117,17 @@ CASES = [
     (TRAIN, ["--config", "{ok.yaml}", "--set", "init_from={truncated.zip}"], "init_from: "),
     (TRAIN, ["--config", "{ok.yaml}", "--set", "init_from={other_obs.zip}"], "init_from: "),
     (TRAIN, ["--config", "{ok.yaml}", "--set", "init_from={nomodel.zip}"], "init_from: "),
-    (bench_policies.main, ["--games", "0"], "--games must be >= 1"),
-    (bench_policies.main, ["--states", "0"], "--states must be >= 1"),
-    (bench_policies.main, ["--workers", "-1"], "--workers must be an integer >= 1"),
-    (bench_policies.main, ["--seed", "-2"], "--seed must be >= 0"),
-    (bench_policies.main, ["--agents", "nonsense"], "unknown agent spec 'nonsense'"),
-    (bench_policies.main, ["--players", "5"], "--players must be 2, 3 or 4, got 5"),
+    (speed_policies.main, ["--games", "0"], "--games must be >= 1"),
+    (speed_policies.main, ["--states", "0"], "--states must be >= 1"),
+    (speed_policies.main, ["--workers", "-1"], "--workers must be an integer >= 1"),
+    (speed_policies.main, ["--seed", "-2"], "--seed must be >= 0"),
+    (speed_policies.main, ["--agents", "nonsense"], "unknown agent spec 'nonsense'"),
+    (speed_policies.main, ["--players", "5"], "--players must be 2, 3 or 4, got 5"),
     (gym_quickstart.main, ["--players", "5"], "--players must be 2, 3 or 4, got 5"),
     (gym_quickstart.main, ["--modules", "harbours"], "--modules: "),
-    (bench_policies.main, ["--players", "3", "3"], "--players lists a player count twice"),
-    (bench_policies.main, ["--modules", "harbours"], "--modules: "),
-    (bench_policies.main, ["--modules", "orient", "orient"], "--modules lists a module twice"),
+    (speed_policies.main, ["--players", "3", "3"], "--players lists a player count twice"),
+    (speed_policies.main, ["--modules", "harbours"], "--modules: "),
+    (speed_policies.main, ["--modules", "orient", "orient"], "--modules lists a module twice"),
     (tournament.main, ["--agents", "random", "bogus:x=1"], "unknown agent spec 'bogus"),
     (tournament.main, ["--agents", "random", "mcts:sims=abc"], "sims='abc'"),
     (
@@ -180,8 +180,8 @@ OPTIONS = {
         tournament.main,
         ["--players", "--games", "--workers", "--seed", "--max-turns", "--agents", "--modules"],
     ),
-    "bench": (
-        bench_policies.main,
+    "policies": (
+        speed_policies.main,
         ["--agents", "--anchors", "--games", "--workers", "--states", "--seed", "--players", "--modules"],
     ),
     "train": (TRAIN, ["--config", "--set", "--resume"]),
@@ -202,8 +202,8 @@ def test_fuzz_cli_arguments(cli, args, tmp_path_factory, capsys) -> None:
     argv = ["random"] if cli == "evaluate" else []
     for k, value in args:
         argv += [options[k % len(options)], value]
-    if cli in ("evaluate", "tournament", "bench"):  # keep the runs that are valid tiny and local
-        argv += ["--games", "1", "--workers", "1"] + (["--states", "2"] if cli == "bench" else [])
+    if cli in ("evaluate", "tournament", "policies"):  # keep the runs that are valid tiny and local
+        argv += ["--games", "1", "--workers", "1"] + (["--states", "2"] if cli == "policies" else [])
         argv += ["--no-progress"] if cli == "tournament" else []
         if "--backend" in argv:
             argv += ["--backend", "local"]

@@ -3,7 +3,7 @@
     python -m training.benchmark SPEC [--quick] [--out DIR] [--workers 2] [--backend ray [--address auto]]
 
 SPEC is any agent spec (``ppo:PATH``, ``az:PATH``, ``mcts:sims=800``, ``package.module:Class``).
-It plays the versioned protocol of :mod:`training.matches.benchmark` in every game it supports
+It plays the versioned protocol of :mod:`training.matches.card` in every game it supports
 (2, 3 and 4 players; the base game and all four modules) and writes ``card.json``, ``card.md``
 and ``card.png`` into ``--out``. How to read a card: docs/benchmark.md.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from training.common.cli import CliError, run_cli
 from training.common.jobs import add_backend_arguments, check_backend
-from training.matches.benchmark import run_benchmark
+from training.matches.card import run_benchmark
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,7 +8,7 @@ run's game: its starting network at hour 0 and every snapshot its config's ``sna
 kept, at the run's wall time when it was kept (``--every-hours H``: the first snapshot past each H
 hours and the newest, for a long run). Writes ``curve.json`` and ``curve.png`` into
 ``--out`` (default ``RUN/curve``). Run it again as training goes on: only new snapshots play.
-The work is :mod:`training.search.curve`.
+The work is :mod:`training.expert_iteration.curve`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from training.common.cli import run_cli
 from training.common.jobs import add_backend_arguments, check_backend
-from training.search.curve import AGENTS, make_curve, write_curve
+from training.expert_iteration.curve import AGENTS, make_curve, write_curve
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,7 @@
 Each iteration plays self-play games with ``az`` and the current network, trains
 the network towards the search's visits and the games' results, and gates it
 against the current one; every step is checkpointed, so ``--resume`` continues
-where a run stopped. The loop is :func:`training.search.loop.search_train`; the
+where a run stopped. The loop is :func:`training.expert_iteration.loop.search_train`; the
 steps, the config keys and the output folder are described in docs/training.md.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from training.common.cli import run_cli
 from training.common.jobs import add_backend_arguments, check_backend
-from training.search.config import load
-from training.search.loop import search_train
+from training.expert_iteration.config import load
+from training.expert_iteration.loop import search_train
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

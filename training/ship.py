@@ -26,7 +26,7 @@ network with (``"az"`` in the metadata; only ``c``, ``fpu`` and ``ptemp``, see
 (:func:`agents.nets.shipped.default_model` prefers it over the others that cover
 the game) and takes the mark from the shipped model that had it.
 
-The work is :func:`training.search.ship.ship`; this module only reads the command line.
+The work is :func:`training.expert_iteration.ship.ship`; this module only reads the command line.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 from training.common.cli import run_cli
-from training.search.ship import ship
+from training.expert_iteration.ship import ship
 
 
 def main(argv: list[str] | None = None) -> None:

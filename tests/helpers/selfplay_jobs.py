@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agents.nets.checkpoint import model_bytes
-from training.search import config as search_config
-from training.search.network import initial_model
-from training.search.selfplay import selfplay_jobs
+from training.expert_iteration import config as search_config
+from training.expert_iteration.network import initial_model
+from training.expert_iteration.selfplay import selfplay_jobs
 
 #: Simulations a move of the test jobs: enough for trees of a few levels, small enough to be quick.
 SIMS = 12

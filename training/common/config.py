@@ -1,7 +1,7 @@
 """What every training config shares: YAML scalar types, ``--set`` overrides and one-line errors.
 
 Why one module: a PPO run (:mod:`training.ppo.config`) and an expert-iteration run
-(:mod:`training.search.config`) each have their own schema, but read their file,
+(:mod:`training.expert_iteration.config`) each have their own schema, but read their file,
 apply ``--set key=value`` overrides (dotted paths, list items by index) and fail
 the same way: one :class:`ConfigError` line naming the field path, before anything runs.
 """

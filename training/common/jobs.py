@@ -1,10 +1,11 @@
-"""Jobs: where they run (this machine's processes or a Ray cluster), their seeds, and the agents they reuse.
+"""Jobs: where they run (this machine's processes or a Ray cluster) and their seeds.
 
 Why one module: tournaments and evaluations both map a picklable, module-level
 function over independent jobs and need the results in job order. Every job
 carries its own seeds (derived from the master seed and the job's place in the
 schedule, never from a worker id), so the results do not depend on the backend,
-the number of workers or which worker ran which job.
+the number of workers or which worker ran which job. The agents a worker reuses
+across its jobs are :mod:`training.common.agent_cache`'s.
 
 Backends:
 
@@ -22,8 +23,7 @@ import os
 import signal
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -388,34 +388,3 @@ def job_seed(*key: int, bits: int = 31) -> int:
     if bits == 63:
         return int(np.random.SeedSequence(list(key)).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
     raise ValueError(f"job_seed: bits must be 31 or 63, got {bits}")
-
-
-class AgentCache:
-    """Agents built once per worker process and reused by every job it runs, the oldest dropped first.
-
-    Why: building an agent can cost a second or more (loading a network), and a
-    worker runs many jobs of the same agents. The key says what makes two agents
-    the same (a spec and a seat, a network digest and options); the caller
-    reseeds an agent before each game, so reuse never changes a result.
-    """
-
-    def __init__(self, capacity: int = 64) -> None:
-        self.capacity = capacity
-        self._agents: OrderedDict[Hashable, Any] = OrderedDict()
-
-    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """The agent cached under ``key``, built by ``build()`` the first time."""
-        if key in self._agents:
-            self._agents.move_to_end(key)
-            return self._agents[key]
-        while len(self._agents) >= self.capacity:
-            self._agents.popitem(last=False)
-        self._agents[key] = agent = build()
-        return agent
-
-    def __len__(self) -> int:
-        return len(self._agents)
-
-
-#: The one per-process agent cache of every job runner (tournaments, evaluations, search self-play).
-WORKER_AGENTS = AgentCache()

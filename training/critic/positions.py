@@ -85,8 +85,8 @@ def play_job(job: GamesJob) -> Record | Positions:
     """Play one job's games (run in a worker): a :class:`Record` of every decision, or drawn :class:`Positions`."""
     import torch
 
+    from training.expert_iteration.network import cached_agent
     from training.matches.value_report import play_games
-    from training.search.network import cached_agent
 
     torch.set_num_threads(1)  # one thread per worker process: two workers on two cores, not four threads
 

@@ -20,8 +20,8 @@ from agents.runner import play_batched, rotated_seat, rotation_seating
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import SplendorBatch
+from training.common.agent_cache import WORKER_AGENTS
 from training.common.games import config_label
-from training.common.jobs import WORKER_AGENTS
 from training.common.stats import wilson
 
 
@@ -124,7 +124,7 @@ def play_match(
 def seated_agent(spec: str, seat: int, seed: int | None = None, **options: Any) -> Agent:
     """This process's agent of ``spec`` (with ``options``) for ``seat``, reseeded with ``seed`` when given.
 
-    Built once per process (:data:`training.common.jobs.WORKER_AGENTS`) by :func:`agents.build`;
+    Built once per process (:data:`training.common.agent_cache.WORKER_AGENTS`) by :func:`agents.build`;
     reseeding makes it play as ``build(spec, seed=seed, **options)`` would. One agent per seat, so
     an agent that meets its own spec in a match plays against a copy with its own generator.
     """

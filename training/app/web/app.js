@@ -8,7 +8,7 @@ const app = {
   busy: false,       // a move of this page is on its way to the server
   sends: 0,          // moves sent so far (the newest one owns app.busy)
   sentAt: -1,        // the move number the newest one was sent at
-  timings: [],       // ms from a move click to the updated board (read by python -m training.bench.app)
+  timings: [],       // ms from a move click to the updated board (read by python -m training.speed.app)
   tokens: {},        // this browser's seat tokens for the open game: {seat: token}
   stream: null,      // the open game's live updates (server-sent events)
   thinkingTimer: null,

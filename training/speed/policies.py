@@ -2,7 +2,7 @@
 
 CLI::
 
-    python -m training.bench.policies --agents greedy mcts mcts:sims=100 \\
+    python -m training.speed.policies --agents greedy mcts mcts:sims=100 \\
         [--anchors random greedy] [--games 40] [--players 2 3 4] [--modules cities orient] \\
         [--workers 2] [--states 200] [--seed 0] [--json FILE]
 
@@ -20,6 +20,11 @@ the seat rotating (:func:`training.matches.evaluate.evaluate`: the same deals fo
 agent), scored as there (a shared victory among ``k`` winners is ``1/k`` of a
 win), with a 95% Wilson interval. A spec equal to the anchor, or one that
 cannot play the configuration, is skipped (``-``).
+
+Why under ``speed/`` though it also reports win rates: its own figure is the latency; the win
+rates are :func:`training.matches.evaluate.evaluate`'s against the anchors, a check that a fast
+agent is not a weak one. The strength measurements proper are ``python -m training.evaluate``,
+``training.tournament`` and the benchmark card (``training.benchmark``).
 """
 
 from __future__ import annotations
@@ -106,6 +111,7 @@ def run_bench(
     are timings, so they are measured again.
     """
     if out is not None:
+        # the name from before training/bench became training/speed: older folders still resume
         manifest = {"command": "bench.policies", "agents": list(specs), "anchors": list(anchors)}
         manifest |= {"games": games, "seed": seed, "players": list(players), "modules": list(modules)}
         open_run(out, manifest, resume)
@@ -185,7 +191,7 @@ def check_inputs(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m training.bench.policies", description=__doc__.split("\n")[0]
+        prog="python -m training.speed.policies", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "mcts"], help="agent specs")
     parser.add_argument("--anchors", nargs="+", default=["random", "greedy"], help="anchor specs")
@@ -222,4 +228,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.policies"))
+    sys.exit(run_cli(main, prog="python -m training.speed.policies"))

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from training.common.cli import CliError
-from training.search.snapshots import snapshot_iteration, snapshot_path
+from training.expert_iteration.snapshots import snapshot_iteration, snapshot_path
 
 
 def network_file(run_dir: Path, iteration: int | None) -> Path:

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m training.bench.ab HEAD~1 HEAD --game orient        # two commits of this repository
-    python -m training.bench.ab ../other-checkout . --game strongholds --rounds 40
+    python -m training.speed.ab HEAD~1 HEAD --game orient        # two commits of this repository
+    python -m training.speed.ab ../other-checkout . --game strongholds --rounds 40
 
 Why: on a shared machine two benchmark processes never see the same machine (speed drifts by
 tens of percent within seconds), so a change worth a few points cannot be told from noise by
@@ -12,7 +12,7 @@ or a directory holding one) is copied under its own package name and runs in thi
 Each round times, for each engine in turn (the order alternates), the base game, the chosen
 game and the base game again, from process CPU time; the game's share is its speed against the
 mean of its two base-game neighbours, and the median over rounds is printed with its quartiles,
-as ``python -m training.bench.env --module-rounds`` does for one engine. Two copies of the same
+as ``python -m training.speed.env --module-rounds`` does for one engine. Two copies of the same
 engine agree to about half a point over 80 rounds at B=1024.
 
 Every engine is compiled afresh by numba (about a minute each) in a temporary directory.
@@ -31,8 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from training.bench.env import bench_games, cpu_timer, quartiles, sandwiched
 from training.common.cli import CliError, run_cli
+from training.speed.env import bench_games, cpu_timer, quartiles, sandwiched
 
 PACKAGE = "splendor_env"
 
@@ -131,4 +131,4 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.ab"))
+    sys.exit(run_cli(main, prog="python -m training.speed.ab"))

@@ -2,7 +2,7 @@
 
 Why the benchmark's scale: a curve is only worth reading if its points compare with each other,
 with other runs and with the shipped agents' cards. So each point is the network's quick
-benchmark card (:data:`training.matches.benchmark.PROTOCOL`: the fixed references at their fixed
+benchmark card (:data:`training.matches.card.PROTOCOL`: the fixed references at their fixed
 budgets, the fixed deals, the anchored Elo) in the run's own game, played by the network as
 ``az`` (or alone, as ``ppo``). The points are the run's starting network (hour 0, when ``init``
 names one) and every snapshot ``snapshot_every`` kept (``snapshots/best-NNNN.zip``), placed at
@@ -25,9 +25,9 @@ from agents.nets.shipped import shipped_names
 from training.common.cli import CliError
 from training.common.games import config_label
 from training.common.progress import MANIFEST, open_run
-from training.matches.benchmark import PROTOCOL, rate_in_config, where_made
+from training.expert_iteration.snapshots import snapshot_iteration
+from training.matches.card import PROTOCOL, rate_in_config, where_made
 from training.matches.report import save_figure
-from training.search.snapshots import snapshot_iteration
 
 #: How a point's network plays: with the search (``az``) or its policy alone (``ppo``, argmax).
 AGENTS = ("az", "ppo")

@@ -27,20 +27,20 @@ from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
-from training.matches.match import MatchResult
-from training.search.config import SearchTrainConfig, to_dict
-from training.search.gate import gate_and_evaluate, match_job, opponent_win_rates
-from training.search.learner import (
+from training.expert_iteration.config import SearchTrainConfig, to_dict
+from training.expert_iteration.gate import gate_and_evaluate, match_job, opponent_win_rates
+from training.expert_iteration.learner import (
     evaluate_positions,
     make_optimizer,
     resume_optimizer,
     train_network,
     winner_pick,
 )
-from training.search.network import game_sizes, initial_model, load_learner, pick_device
-from training.search.replay import ReplayBuffer, concat, count
-from training.search.selfplay import selfplay_job, selfplay_jobs
-from training.search.snapshots import snapshot_path
+from training.expert_iteration.network import game_sizes, initial_model, load_learner, pick_device
+from training.expert_iteration.replay import ReplayBuffer, concat, count
+from training.expert_iteration.selfplay import selfplay_job, selfplay_jobs
+from training.expert_iteration.snapshots import snapshot_path
+from training.matches.match import MatchResult
 
 STEPS = ("selfplay", "train", "gate")
 TRUNCATION_WARNING = 0.05  # share of an iteration's self-play games cut by max_turns that earns a warning

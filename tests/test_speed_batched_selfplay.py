@@ -1,4 +1,4 @@
-"""The batched self-play benchmark (training/bench/batched_selfplay.py): same positions on both paths,
+"""The batched self-play benchmark (training/speed/batched_selfplay.py): same positions on both paths,
 and a breakdown of the batched path's time that accounts for all of it without changing its games."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import agents.search.driver as sb
-from training.bench import batched_selfplay as bench
 from training.common.cli import CliError
+from training.speed import batched_selfplay as bench
 
 ARGS = ["--games", "2", "--sims", "8", "--init", "fresh"]
 

@@ -1,12 +1,12 @@
-"""The kept-subtree benchmark (training/bench/kept_subtree.py) judges kept and fresh searches alike."""
+"""The kept-subtree benchmark (training/speed/kept_subtree.py) judges kept and fresh searches alike."""
 
 from __future__ import annotations
 
 import pytest
 
 from splendor_env.state import MODULE_NAMES
-from training.bench import kept_subtree
 from training.common.cli import CliError
+from training.speed import kept_subtree
 
 
 def test_kept_and_fresh_searches_are_scored_on_the_same_decisions() -> None:

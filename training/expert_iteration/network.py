@@ -21,11 +21,11 @@ from agents.nets.checkpoint import GAME_ATTR, game_meta, load_model, model_from_
 from agents.nets.policy_net import CardSlotPolicy, ScaledObs
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
+from training.common.agent_cache import WORKER_AGENTS
 from training.common.config import ConfigError
-from training.common.jobs import WORKER_AGENTS
 from training.common.model import policy_kwargs
-from training.search.config import FRESH, SearchTrainConfig
-from training.search.replay import AUX_FIELDS
+from training.expert_iteration.config import FRESH, SearchTrainConfig
+from training.expert_iteration.replay import AUX_FIELDS
 
 
 def game_sizes(cfg: SearchTrainConfig) -> tuple[int, int]:

@@ -1,6 +1,6 @@
 """The search's network in numba: microseconds per position of each shipped network's forward pass.
 
-    python -m training.bench.network [--models az_2p az_3_4p az_modules_2p] [--batch 8] [--repeats 20]
+    python -m training.speed.network [--models az_2p az_3_4p az_modules_2p] [--batch 8] [--repeats 20]
         [--torch] [--torch-precision float32|bfloat16|int8] [--json FILE]
 
 Why: about 70% of a search is this network (:mod:`agents.nets.numba_net`), called for ``batch`` leaves at a
@@ -137,7 +137,7 @@ def torch_forward_us(
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
-    ap = argparse.ArgumentParser(prog="python -m training.bench.network", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.speed.network", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), help="shipped network names")
     ap.add_argument("--batch", type=int, default=8, help="positions a call (the search's leaves a round)")
@@ -174,4 +174,4 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.network"))
+    sys.exit(run_cli(main, prog="python -m training.speed.network"))

@@ -44,8 +44,8 @@ from splendor_env.records import game_record, seat_of
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import CURRENT, MAX_PLAYERS, MAX_TURNS, N_PLAYERS, P_PRESTIGE, TURN, player_offset
 from training.common.jobs import job_seed
-from training.search.network import cached_agent
-from training.search.replay import Positions, concat, count, empty_positions
+from training.expert_iteration.network import cached_agent
+from training.expert_iteration.replay import Positions, concat, count, empty_positions
 
 RECORDED = ("obs", "mask", "policy", "seat", "decision", "q", "turn")
 

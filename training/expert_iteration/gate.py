@@ -19,9 +19,9 @@ import numpy as np
 
 from agents.runner import win_shares
 from training.common.jobs import job_seed
+from training.expert_iteration.config import SearchTrainConfig
+from training.expert_iteration.network import cached_agent
 from training.matches.match import MatchResult, play_match, seated_agent
-from training.search.config import SearchTrainConfig
-from training.search.network import cached_agent
 
 GATE_CHUNK = 10  # gate / evaluation games per job
 

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python -m training.bench.env                 # full run (about 1-2 minutes)
-    python -m training.bench.env --seconds 0.5   # quick look
-    python -m training.bench.env --json out.json # also write the figures as JSON
+    python -m training.speed.env                 # full run (about 1-2 minutes)
+    python -m training.speed.env --seconds 0.5   # quick look
+    python -m training.speed.env --json out.json # also write the figures as JSON
 
 In one run, with uniformly random legal actions, 2 players, one thread, it prints:
 
@@ -299,4 +299,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.env"))
+    sys.exit(run_cli(main, prog="python -m training.speed.env"))

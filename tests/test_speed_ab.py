@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from training.bench import ab as bench_ab
 from training.common.cli import CliError
+from training.speed import ab as speed_ab
 
 FAKE_VECTOR = """
 import numpy as np
@@ -49,7 +49,7 @@ def _fake_engine(root: Path, speed: int) -> Path:
 def test_engines_from_directories_each_run_their_own_code(tmp_path) -> None:
     fast = _fake_engine(tmp_path / "fast", 20_000)
     slow = _fake_engine(tmp_path / "slow", 60_000)
-    results = bench_ab.main([str(fast), str(slow), "--game", "orient", "--rounds", "3", "--steps", "2"])
+    results = speed_ab.main([str(fast), str(slow), "--game", "orient", "--rounds", "3", "--steps", "2"])
     assert list(results) == [f"0: {fast}", f"1: {slow}"]
     for r in results.values():
         assert 0 < r["share_q1"] <= r["share_median"] <= r["share_q3"]
@@ -65,17 +65,17 @@ def test_engine_from_a_git_revision(tmp_path) -> None:
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "fake engine"], check=True)
-    results = bench_ab.main(["HEAD", "--repo", str(repo), "--rounds", "2", "--steps", "1"])
+    results = speed_ab.main(["HEAD", "--repo", str(repo), "--rounds", "2", "--steps", "1"])
     assert list(results) == ["0: HEAD"]
 
 
 def test_an_unknown_engine_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(CliError, match="'no-such-rev' is neither a directory holding splendor_env/"):
-        bench_ab.main(["no-such-rev", "--repo", str(tmp_path), "--rounds", "1"])
+        speed_ab.main(["no-such-rev", "--repo", str(tmp_path), "--rounds", "1"])
 
 
 @pytest.mark.parametrize("flag", ["--rounds", "--batch", "--steps"])
 def test_counts_below_one_are_refused(flag, capsys) -> None:
     with pytest.raises(SystemExit):
-        bench_ab.main([".", flag, "0"])
+        speed_ab.main([".", flag, "0"])
     assert f"{flag} must be at least 1, got 0" in capsys.readouterr().err

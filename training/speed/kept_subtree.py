@@ -1,6 +1,6 @@
 """How good a search is that goes on in the subtree kept from the last move (``selfplay.reuse``).
 
-    python -m training.bench.kept_subtree [--players 2] [--modules ...] [--games 60] [--sims 100]
+    python -m training.speed.kept_subtree [--players 2] [--modules ...] [--games 60] [--sims 100]
         [--judge-sims 800]
 
 Why: with ``selfplay.reuse`` a self-play search starts from the subtree the moves since the game's
@@ -14,6 +14,9 @@ from an empty tree by two agents with other seeds (``fresh``, ``fresh, other see
 equal searches differ) and by a ``--judge-sims`` search (the judge). For each search the command
 prints how often its move is the judge's, the judge's value of its move, and the total variation
 distance from its visit distribution (the policy target) to the judge's.
+
+Not a speed figure: it measures the quality of the searches whose speed
+``python -m training.speed.batched_selfplay --reuse`` measures, and lives beside it.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     from splendor_env.determinize import determinize
     from splendor_env.state import CURRENT, parse_modules, state_size
 
-    ap = argparse.ArgumentParser(prog="python -m training.bench.kept_subtree", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.speed.kept_subtree", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--players", type=int, default=2, choices=[2, 3, 4])
     ap.add_argument("--modules", nargs="*", default=[], help="module names (default: the base game)")
@@ -144,4 +147,4 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.kept_subtree"))
+    sys.exit(run_cli(main, prog="python -m training.speed.kept_subtree"))

@@ -1,7 +1,7 @@
 """What the network learns from self-play: the losses, the value target, the training passes and Adam.
 
 Why apart from the loop: the learner is the one place a batch of positions
-(:data:`training.search.replay.Positions`) becomes tensors. The actor's masked
+(:data:`training.expert_iteration.replay.Positions`) becomes tensors. The actor's masked
 log-probabilities are trained by cross-entropy towards the search's visit shares,
 the critic by squared error towards each seat's result, mixed with the search's
 own value by ``train.search_value_weight``; ``train.value_learning_rate`` gives
@@ -18,8 +18,8 @@ import torch
 
 from training.common.budgets import WallBudget
 from training.common.config import ConfigError
-from training.search.config import SearchTrainConfig
-from training.search.replay import AUX_FIELDS, Positions, ReplayBuffer
+from training.expert_iteration.config import SearchTrainConfig
+from training.expert_iteration.replay import AUX_FIELDS, Positions, ReplayBuffer
 
 #: Winner-pick phases by the mover's own turn (a round per seat): (name, first round, past the last).
 PICK_PHASES = (("0_9", 0, 10), ("10_19", 10, 20), ("20", 20, 10**9))
@@ -58,7 +58,7 @@ def losses(
 
 def aux_loss(policy: Any, batch: Positions, device: torch.device) -> torch.Tensor:
     """MSE of the policy's auxiliary head (``aux_net``, on the critic trunk) to the batch's
-    :data:`training.search.replay.AUX_FIELDS`; unknown targets (NaN: a buffer saved without them)
+    :data:`training.expert_iteration.replay.AUX_FIELDS`; unknown targets (NaN: a buffer saved without them)
     count for nothing. Why: the margin and the turns left vary within a game, the result does not,
     so they shape the critic trunk where one outcome per game cannot.
     """

@@ -9,8 +9,8 @@ new strings as it would in a real game, not one frame drawn over and over.
 
 ::
 
-    python -m training.bench.render                      # 4 players, all modules, 300 positions
-    python -m training.bench.render --players 2 --modules none --positions 100
+    python -m training.speed.render                      # 4 players, all modules, 300 positions
+    python -m training.speed.render --players 2 --modules none --positions 100
 
 Drawing is single-threaded Python and Pillow; ``--pin`` also pins the process
 to one CPU (Linux), as the target says. The machine may be shared: figures
@@ -70,7 +70,7 @@ def frames_per_second(draw: Callable[[np.ndarray], Any], states: list[np.ndarray
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(
-        prog="python -m training.bench.render", description=__doc__.split("\n")[0]
+        prog="python -m training.speed.render", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--players", type=int, default=4, help="2, 3 or 4 (default 4)")
     parser.add_argument(
@@ -110,4 +110,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.render"))
+    sys.exit(run_cli(main, prog="python -m training.speed.render"))

@@ -1,9 +1,9 @@
 """Self-play of a job's games at once against one at a time: positions per second of one process, same games.
 
-    python -m training.bench.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
+    python -m training.speed.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
         [--root gumbel --gumbel-actions 8]
 
-Why: :func:`training.search.selfplay.selfplay_job` with ``selfplay.batched`` plays a job's games at
+Why: :func:`training.expert_iteration.selfplay.selfplay_job` with ``selfplay.batched`` plays a job's games at
 once and evaluates the leaves of all their searches together; this measures what that gains over one
 game after the other (``batched: false``, "per-game") in one process, on one job of the same games
 with the same network and simulations a move. Each figure is positions
@@ -94,7 +94,7 @@ def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two job results hold the same positions (bit for bit) and records."""
     import numpy as np
 
-    from training.search.replay import FIELDS
+    from training.expert_iteration.replay import FIELDS
 
     pa, pb = a["positions"], b["positions"]
     return a["records"] == b["records"] and all(
@@ -105,12 +105,12 @@ def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def main(argv: list[str] | None = None) -> dict[str, float]:
     from agents.nets.checkpoint import model_bytes
     from agents.search.driver import LANE_TREES
-    from training.search import config as search_config
-    from training.search.network import initial_model
-    from training.search.replay import count
-    from training.search.selfplay import selfplay_job, selfplay_jobs
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration.network import initial_model
+    from training.expert_iteration.replay import count
+    from training.expert_iteration.selfplay import selfplay_job, selfplay_jobs
 
-    ap = argparse.ArgumentParser(prog="python -m training.bench.batched_selfplay", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.speed.batched_selfplay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument(
         "--games", type=int, default=64, help="games of the job (all played at once, up to --at-once)"
@@ -216,4 +216,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.batched_selfplay"))
+    sys.exit(run_cli(main, prog="python -m training.speed.batched_selfplay"))

@@ -1,12 +1,12 @@
 """Self-play positions in one form, from a finished game to a training batch, and the replay buffer.
 
 Why one form: a position is written down once, when its game ends
-(:func:`training.search.selfplay.play_selfplay_game`), as a row of
+(:func:`training.expert_iteration.selfplay.play_selfplay_game`), as a row of
 :data:`Positions`: a dict of numpy arrays, one per field of :data:`FIELDS`, in
 the dtypes of :data:`DTYPES`. A job's games, an iteration's jobs, the buffer's
 ring, its saved ``.npz`` and every training batch are that same dict (the
 buffer holds one of ``capacity`` rows); only the loss turns a batch into
-tensors (:func:`training.search.learner.losses`).
+tensors (:func:`training.expert_iteration.learner.losses`).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ this module's page driver and check what the page does; this prints how fast.
 
 ::
 
-    python -m training.bench.app                     # every game and size below
-    python -m training.bench.app --games 2p --sizes 1280x800
+    python -m training.speed.app                     # every game and size below
+    python -m training.speed.app --games 2p --sizes 1280x800
 
 It starts one server on a free port (:func:`training.app.server.serve_in_thread`)
 and plays each game by clicking board pieces only, as a person would: a purchase when
@@ -238,7 +238,7 @@ def run_benchmark(browser: Any, url: str, games: list[str], sizes: list[str]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.bench.app", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.speed.app", description=__doc__.split("\n")[0])
     parser.add_argument("--games", nargs="+", choices=sorted(GAMES), default=sorted(GAMES))
     parser.add_argument(
         "--sizes", nargs="+", default=list(SIZES_2P), help="viewport sizes (the 4-player game skips 768x1024)"
@@ -259,4 +259,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.app"))
+    sys.exit(run_cli(main, prog="python -m training.speed.app"))

@@ -1,11 +1,11 @@
 """Self-play throughput of expert iteration: positions per second for 1 and N local workers and Ray.
 
-    python -m training.bench.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--reuse] [--no-ray]
+    python -m training.speed.selfplay [--games 8] [--sims 64] [--workers 2] [--init ppo_2p] [--reuse] [--no-ray]
 
 Why: the iteration's self-play is where a search-training run spends its time;
-this measures what :func:`training.search.loop.search_train` gets from more
+this measures what :func:`training.expert_iteration.loop.search_train` gets from more
 processes or from Ray on one machine, with the same jobs
-(:func:`training.search.selfplay.selfplay_jobs`) and the same games on every
+(:func:`training.expert_iteration.selfplay.selfplay_jobs`) and the same games on every
 backend. Each figure is positions recorded / wall seconds of one
 :func:`training.common.jobs.map_jobs` call, after an untimed call on the same
 workers that compiles and warms their caches: as in a run, which keeps one
@@ -27,9 +27,9 @@ from training.common.jobs import local_pool, map_jobs
 
 def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int, float]:
     """(positions, seconds) of one self-play call on warm workers (a first call warms them, untimed)."""
-    from training.search.loop import start_ray
-    from training.search.replay import count
-    from training.search.selfplay import selfplay_job
+    from training.expert_iteration.loop import start_ray
+    from training.expert_iteration.replay import count
+    from training.expert_iteration.selfplay import selfplay_job
 
     pool = local_pool(workers) if backend == "local" and workers > 1 else None
     ray_here = start_ray(backend, None, workers)
@@ -49,11 +49,11 @@ def measure(jobs: list[dict[str, Any]], workers: int, backend: str) -> tuple[int
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     from agents.nets.checkpoint import model_bytes
-    from training.search import config as search_config
-    from training.search.network import initial_model
-    from training.search.selfplay import selfplay_jobs
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration.network import initial_model
+    from training.expert_iteration.selfplay import selfplay_jobs
 
-    ap = argparse.ArgumentParser(prog="python -m training.bench.selfplay", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m training.speed.selfplay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--games", type=int, default=8, help="games per measurement")
     ap.add_argument("--sims", type=int, default=64, help="simulations per move")
@@ -100,4 +100,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.selfplay"))
+    sys.exit(run_cli(main, prog="python -m training.speed.selfplay"))

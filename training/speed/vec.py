@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m training.bench.vec                      # 256 games, random opponents, 3 s each
-    python -m training.bench.vec --seconds 1 --sync-envs 64 --players 3 --modules cities
+    python -m training.speed.vec                      # 256 games, random opponents, 3 s each
+    python -m training.speed.vec --seconds 1 --sync-envs 64 --players 3 --modules cities
 
 Both environments play the same game (``gymnasium.make_vec("splendor_env/Splendor-v1", ...)``,
 the same options), with uniformly random legal learner actions drawn in compiled code
@@ -102,4 +102,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main, prog="python -m training.bench.vec"))
+    sys.exit(run_cli(main, prog="python -m training.speed.vec"))
