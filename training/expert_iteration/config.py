@@ -1,4 +1,4 @@
-"""The config of expert iteration (:mod:`training.search.loop`): YAML -> typed pydantic models.
+"""The config of expert iteration (:mod:`training.expert_iteration.loop`): YAML -> typed pydantic models.
 
 Why a second schema next to :mod:`training.common.config`: a search-training run has
 other knobs (self-play search, replay buffer, gate) and none of PPO's; the file is
@@ -64,7 +64,7 @@ class SelfPlaySection(Section):
     # and one of these in every other seat; only the search's seats are recorded
     opponents: list[Str] = []
     opponent_share: Float(ge=0, le=1) = 0.0
-    # batched: a worker plays a job's games at once and searches them in step (training.search.selfplay);
+    # batched: a worker plays a job's games at once and searches them in step (training.expert_iteration.selfplay);
     # on the CPU the same games and targets as one at a time, on a GPU ("cuda") the leaves of many trees
     # go to the network together; batched_games games at once, batched_lane_trees trees per GPU call
     batched: bool = False

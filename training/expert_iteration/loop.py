@@ -210,11 +210,11 @@ class Workers:
         return cls(count, backend, address, pool, ray_here)
 
     def selfplay(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """:func:`training.search.selfplay.selfplay_job` over ``jobs``, on every worker."""
+        """:func:`training.expert_iteration.selfplay.selfplay_job` over ``jobs``, on every worker."""
         return map_jobs(selfplay_job, jobs, self.count, self.backend, self.address, pool=self.pool)
 
     def matches(self, jobs: list[dict[str, Any]]) -> list[MatchResult]:
-        """:func:`training.search.gate.match_job` over ``jobs``, on the workers that play self-play.
+        """:func:`training.expert_iteration.gate.match_job` over ``jobs``, on the workers that play self-play.
 
         Why there: in the main process they ran on one core while the other waited; the pool is
         kept for the whole run, so they start no process. Each job carries its seeds, so the games
@@ -308,7 +308,7 @@ def train_step(run: Run, learning: Learning, session: Session) -> None:
 
 
 def gate_step(run: Run, learning: Learning, session: Session) -> None:
-    """The gate and evaluations (:func:`training.search.gate.gate_and_evaluate`); ends the iteration."""
+    """The gate and evaluations (:func:`training.expert_iteration.gate.gate_and_evaluate`); ends the iteration."""
     it = run.iteration
     candidate = model_bytes(learning.learner)
     trained = "train_batches" in run.row
