@@ -259,6 +259,12 @@ class Search:
         self.leaf_mask = [
             np.zeros((lane.obs.shape[0], self.num_actions), dtype=np.int8) for lane in self.lanes
         ]
+        # what each call hands the kernels, built once: a lane's inputs, the numba network's buffers
+        self.inputs = [
+            (lane.obs, lane.other_obs, mask) for lane, mask in zip(self.lanes, self.leaf_mask, strict=True)
+        ]
+        self.net = self.lanes[0].buf.search_args() if evaluator is None else None
+        self.unforced = np.full(trees, -1, dtype=np.int64)
 
     @property
     def max_nodes(self) -> int:
@@ -279,28 +285,13 @@ class Search:
     ) -> None:
         """``todo[t]`` more simulations of each tree (in ``roots``' order), ``params = (c, fpu, ptemp)``,
         with root move ``forced[t]`` where given and ``>= 0``."""
-        arrays, k = self.trees.arrays, roots.shape[0]
-        book = (self.other_row, self.taken, np.full(k, -1, dtype=np.int64) if forced is None else forced)
-        inputs = [
-            (lane.obs, lane.other_obs, mask) for lane, mask in zip(self.lanes, self.leaf_mask, strict=True)
-        ]
+        arrays, k, inputs = self.trees.arrays, roots.shape[0], self.inputs
+        book = (self.other_row, self.taken, self.unforced[:k] if forced is None else forced)
         if self.evaluator is None:
-            net = self.lanes[0].buf.search_args()
             simulate(
-                roots,
-                seats,
-                todo,
-                self.batch,
-                self.group,
-                params,
-                self.weights,
-                arrays,
-                n_nodes,
-                rngs,
-                inputs[0],
-                book,
-                net,
-            )
+                roots, seats, todo, self.batch, self.group, params, self.weights, arrays, n_nodes, rngs, inputs[0], book,
+                self.net,
+            )  # fmt: skip
             return
         size = self.lane_trees
         evaluated = [0] * len(self.lanes)  # rows the lane's last selection sent to the network
