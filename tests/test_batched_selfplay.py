@@ -233,7 +233,7 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
     ("players", "modules", "init", "games", "extra"),
     [
         ([2], [], "az_2p", 3, {}),
-        ([3], [], "az_3_4p", 2, {"batched_games": 1}),  # one game at a time: the slots refill
+        ([3], [], "az_3_4p", 3, {"batched_games": 2}),  # two at a time: the slots refill
         ([3, 4], [], "az_3_4p", 2, {}),  # player counts alternate within a job
         ([2], ["cities", "orient"], "fresh", 2, {}),  # a module game, a fresh network of that game
         ([2], [], "az_2p", 3, {"full_share": 0.5, "cheap_sims": 4}),  # playout-cap randomisation
@@ -261,7 +261,7 @@ def _assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
 def test_a_jobs_games_at_once_are_its_games_one_at_a_time(
     players: list[int], modules: list[str], init: str, games: int, extra: dict[str, Any]
 ) -> None:
-    per_game = selfplay_job(selfplay_test_job(players, modules, init, games, **extra))
+    per_game = selfplay_job(selfplay_test_job(players, modules, init, games, **{**extra, "batched_games": 1}))
     batched = selfplay_job(selfplay_test_job(players, modules, init, games, batched=True, **extra))
     assert len(batched["positions"]["value"]) > 0
     _assert_same(per_game, batched)
@@ -287,8 +287,8 @@ def test_a_batched_job_on_the_gpu_plays_the_jobs_games_with_legal_targets(extra:
 
 def test_games_with_opponents_are_played_one_at_a_time_in_job_order() -> None:
     versus = {"opponents": ["greedy"], "opponent_share": 0.5}
-    per_game = selfplay_job(selfplay_test_job([2], [], "az_2p", 4, **versus))
-    batched = selfplay_job(selfplay_test_job([2], [], "az_2p", 4, batched=True, **versus))
+    per_game = selfplay_job(selfplay_test_job([2], [], "az_2p", 4, batched_games=1, **versus))
+    batched = selfplay_job(selfplay_test_job([2], [], "az_2p", 4, **versus))
     seats = [r["search_seat"] for r in batched["records"]]
     assert any(s >= 0 for s in seats) and any(s < 0 for s in seats)  # both kinds of game in the job
     _assert_same(per_game, batched)
@@ -296,7 +296,7 @@ def test_games_with_opponents_are_played_one_at_a_time_in_job_order() -> None:
 
 @pytest.mark.slow
 def test_a_run_with_batched_selfplay_trains_on_the_same_positions(tmp_path) -> None:
-    """``selfplay.batched`` changes how a worker plays an iteration's games, not what it records."""
+    """How many games a worker plays at once changes how it plays an iteration's games, not what it records."""
     from training.expert_iteration.loop import search_train
 
     buffers = {}
@@ -306,7 +306,13 @@ def test_a_run_with_batched_selfplay_trains_on_the_same_positions(tmp_path) -> N
             "init": "fresh",
             "output_dir": str(tmp_path / f"run-{batched}"),
             "iterations": 1,
-            "selfplay": {"games": 4, "sims": 8, "games_per_job": 4, "max_turns": 40, "batched": batched},
+            "selfplay": {
+                "games": 4,
+                "sims": 8,
+                "games_per_job": 4,
+                "max_turns": 40,
+                "batched_games": 4 if batched else 1,
+            },
             "buffer": {"capacity": 4000},
             "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
             "gate": {"games": 2, "sims": 8},

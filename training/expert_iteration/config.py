@@ -64,9 +64,9 @@ class SelfPlaySection(Section):
     # and one of these in every other seat; only the search's seats are recorded
     opponents: list[Str] = []
     opponent_share: Float(ge=0, le=1) = 0.0
-    # batched: a worker plays a job's games at once and searches them in step (training.expert_iteration.selfplay);
-    # on the CPU the same games and targets as one at a time, on a GPU ("cuda") the leaves of many trees
-    # go to the network together; batched_games games at once, batched_lane_trees trees per GPU call
+    # a worker searches its job's games in step, batched_games at once (training.expert_iteration.selfplay:
+    # the same games and targets as one at a time); batched: their leaves go to the network in torch on
+    # batched_device ("cuda": a GPU, batched_lane_trees trees per call), else numba on the worker's core
     batched: bool = False
     batched_device: Literal["auto", "cpu", "cuda"] = "cpu"
     batched_games: Int(ge=1) = 256

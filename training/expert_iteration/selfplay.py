@@ -385,8 +385,9 @@ def play_selfplay_game(
 
 def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
     """Play the games ``job["games"]`` of one iteration; returns their ``positions`` and ``records`` in
-    job order. ``selfplay.batched``: the games without opponents at once (``batched_games``, on
-    ``batched_device``), else one at a time."""
+    job order. The games without opponents are searched in step, ``batched_games`` at once (the same
+    games as one at a time, with less Python a move); ``selfplay.batched`` sends their leaves to the
+    network on ``batched_device`` (torch: a GPU), else numba evaluates them on this core."""
     import torch
 
     from agents import build
@@ -410,11 +411,8 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
         else:
             spec = sp["opponents"][job_seed(job["seed"], job["iteration"], g, 5) % len(opponents)]
             versus.append(Game(g, seeds, env, sp, opponents[spec], seat, spec))
-    if sp["batched"]:
-        evaluator = make_evaluator(az, sp["batched_device"])
-        played = play_games(az, alone, evaluator, sp["batched_games"], sp["batched_lane_trees"])
-    else:
-        played = play_games(az, alone)
+    evaluator = make_evaluator(az, sp["batched_device"]) if sp["batched"] else None
+    played = play_games(az, alone, evaluator, sp["batched_games"], sp["batched_lane_trees"])
     for game in versus:  # one at a time, in job order (module docstring)
         played.update(play_games(az, [game]))
     seat_of_game = {game.index: game.seat for game in alone + versus}

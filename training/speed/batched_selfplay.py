@@ -3,10 +3,10 @@
     python -m training.speed.batched_selfplay [--games 64] [--sims 100] [--init az_2p] [--device cpu]
         [--root gumbel --gumbel-actions 8]
 
-Why: :func:`training.expert_iteration.selfplay.selfplay_job` with ``selfplay.batched`` plays a job's games at
-once and evaluates the leaves of all their searches together; this measures what that gains over one
-game after the other (``batched: false``, "per-game") in one process, on one job of the same games
-with the same network and simulations a move. Each figure is positions
+Why: :func:`training.expert_iteration.selfplay.selfplay_job` searches a job's games in step and, with
+``selfplay.batched``, evaluates the leaves of all their searches together on ``--device``; this
+measures what that gains over one game after the other (``batched_games: 1``, "per-game") in one
+process, on one job of the same games with the same network and simulations a move. Each figure is positions
 recorded / wall seconds of one job call after an untimed call of a small job that compiles the
 search and loads the network (as in a run, whose workers stay warm); the process's CPU seconds are
 printed beside it (with ``--device cuda`` the network runs on the GPU, the rest on one core).
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     }
 
     def per_game(job: dict[str, Any]) -> dict[str, Any]:
-        return selfplay_job({**job, "selfplay": {**job["selfplay"], "batched": False}})
+        return selfplay_job({**job, "selfplay": {**job["selfplay"], "batched": False, "batched_games": 1}})
 
     def batched(job: dict[str, Any]) -> dict[str, Any]:
         return selfplay_job({**job, "selfplay": {**job["selfplay"], "batched": True}})
