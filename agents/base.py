@@ -37,7 +37,9 @@ class Agent:
         self.rng = np.random.default_rng(check_seed(seed))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: np.ndarray | None = None) -> int:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"class {type(self).__name__} does not define act(observation, action_mask, state=None) -> int"
+        )
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for a batch ``[B, OBS_DIM]`` / ``[B, NUM_ACTIONS]``; override when it can be vectorised."""
@@ -47,6 +49,40 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+class AbandonGame(Exception):
+    """Raised by an agent to end its game on purpose (a person quitting at the prompt).
+
+    The runner (:mod:`agents.runner`) passes it on as it is; any other exception from ``act``
+    is the agent's fault and becomes an :class:`agents.runner.AgentError`.
+    """
+
+
+def misnamed_act(cls: type) -> str | None:
+    """Why a subclass of :class:`Agent` cannot play, or ``None``: it must define ``act`` itself.
+
+    A subclass that leaves ``act`` as the base class's (a misspelt or misnamed method) would
+    otherwise fail on its first move; the reason names the methods it does define.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Agent)) or cls.act is not Agent.act:
+        return None
+    own = sorted(
+        name
+        for klass in cls.__mro__
+        if klass is not Agent and klass is not object
+        for name, value in vars(klass).items()
+        if callable(value) and not name.startswith("_") and not hasattr(Agent, name)
+    )
+    hint = ""
+    if len(own) == 1:
+        hint = f" (it defines {own[0]}: should that be act?)"
+    elif own:
+        hint = f" (it defines {', '.join(own)}: should one of them be act?)"
+    return (
+        f"class {cls.__name__} subclasses agents.base.Agent but does not define "
+        f"act(observation, action_mask, state=None) -> int{hint}"
+    )
 
 
 def check_game(agent: object, label: str, modules: tuple[str, ...], num_players: int | None = None) -> None:

@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from agents.base import Agent, check_mask
+from agents.base import AbandonGame, Agent, check_mask
 from splendor_env import state as st
 from splendor_env.actions import NUM_ACTIONS_ALL, TAKE2_SETS, TAKE3_SETS, block_of, describe
 from splendor_env.render import render_text
@@ -49,8 +49,8 @@ _MODULE_CODES = {
 _STYLES = {"W": "bold white", "U": "bold blue", "G": "bold green", "R": "bold red", "K": "bold magenta"}
 
 
-class QuitGame(Exception):
-    """The human typed ``q``: the game is abandoned."""
+class QuitGame(AbandonGame):
+    """The human typed ``q``: the game is abandoned (the runner passes it on as it is)."""
 
 
 def move_code(action: int) -> str:
