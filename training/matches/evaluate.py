@@ -58,6 +58,7 @@ def play_chunk(job: dict[str, Any]) -> MatchResult:
         opponent_name=job["opponent"],
         first_game=job["first_game"],
         modules=modules,
+        candidate_name=job["candidate"],
     )
 
 

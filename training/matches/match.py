@@ -16,7 +16,7 @@ import numpy as np
 
 from agents import build
 from agents.base import Agent
-from agents.runner import play_batched, rotated_seat, rotation_seating
+from agents.runner import error_label, play_batched, rotated_seat, rotation_seating
 from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from splendor_env.vector import SplendorBatch
@@ -86,12 +86,15 @@ def play_match(
     batch: int = 250,
     opponent_name: str = "opponent",
     first_game: int = 0,
+    candidate_name: str | None = None,
     **env_options: Any,
 ) -> MatchResult:
     """Play ``games`` seat-rotated games (game ``g`` -> candidate seat ``(first_game + g) % n``).
 
     The games run in :func:`agents.runner.play_batched` (``batch`` at a time);
     search agents get their decision states from ``default_rng([seed, first_game, 7])``.
+    ``candidate_name`` and ``opponent_name`` (their specs) name a failing agent in its
+    :class:`~agents.runner.AgentError`.
     """
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
@@ -117,7 +120,13 @@ def play_match(
             result.losses += 1
 
     rng = np.random.default_rng([seed, first_game, 7])  # determinisations for agents that search
-    play_batched(venv, (candidate, opponent), rotation_seating(games, n, first_game), rng, on_end)
+    labels = (candidate_name or error_label(candidate), opponent_name)
+
+    def game_name(game: int) -> str:
+        return f"game {first_game + game} of the match vs {opponent_name!r}, seed {seed}"
+
+    seating = rotation_seating(games, n, first_game)
+    play_batched(venv, (candidate, opponent), seating, rng, on_end, labels=labels, game_name=game_name)
     return result
 
 

@@ -122,6 +122,7 @@ def play_game(task: GameTask, seat_agents: Sequence[Agent]) -> dict[str, Any]:
         max_turns=task.max_turns,
         modules=task.modules,
         rng=np.random.default_rng([task.seed, task.index, 7]),
+        game=f"game {task.index} of the schedule, seed {task.seed}",
     )
     return {
         **record,
