@@ -342,6 +342,8 @@ def _map_ray(
 ) -> list[R]:
     import ray
 
+    from agents.runner import AgentError
+
     started_here = not ray.is_initialized()
     if started_here:
         if address is None:
@@ -362,6 +364,10 @@ def _map_ray(
                 i = index[ref]
                 try:
                     results[i] = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:
+                    if isinstance(exc.cause, AgentError):  # an agent's fault: its one line, as locally
+                        raise exc.cause from None
+                    raise
                 except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
                     cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     raise CliError(
