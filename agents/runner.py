@@ -130,13 +130,10 @@ def ask(
     label: str | None = None,
     game: str | None = None,
 ) -> int:
-    """``agent.act`` for one decision (``decision``: its ``state=``, or ``None`` to pass none),
+    """``agent.act`` for one decision (``decision``: its ``state=``, ``None`` for an agent that needs none),
     held to the error contract: a legal id, or an :class:`AgentError` (``state``: the true state)."""
     try:
-        if decision is None and not getattr(agent, "needs_state", False):
-            answer = agent.act(observation, mask)
-        else:
-            answer = agent.act(observation, mask, state=decision)
+        answer = agent.act(observation, mask, state=decision)
     except (AbandonGame, AgentError):
         raise
     except Exception as exc:
