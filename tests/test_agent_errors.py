@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 
 import agents
 from agents.runner import AgentError, play_game
+from tests.helpers.agent_package import write_agent_package
 from training.benchmark import main as benchmark_main
 from training.common.cli import run_cli
 from training.common.progress import JobLog
@@ -102,11 +102,7 @@ BUILD_FAULTS = ("misnamed", "no_act")  # refused when the agent is built, before
 
 
 def write_package(root: Path) -> Path:
-    pkg = root / "faultbots"
-    pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "bots.py").write_text(textwrap.dedent(SOURCE))
-    return root
+    return write_agent_package(root, "faultbots", SOURCE)
 
 
 @pytest.fixture

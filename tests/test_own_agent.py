@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import pytest
 
 import agents
 from agents.registry import ENTRY_POINT_GROUP
+from tests.helpers.agent_package import write_agent_package
 from training.matches.match import play_match
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,11 +81,7 @@ class NeedsLevel(Agent):
 
 def write_package(root: Path) -> Path:
     """``root/ownbots/bots.py`` (the agents above) and an empty ``__init__``; returns ``root``."""
-    pkg = root / "ownbots"
-    pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "bots.py").write_text(textwrap.dedent(SOURCE))
-    return root
+    return write_agent_package(root, "ownbots", SOURCE)
 
 
 @pytest.fixture
