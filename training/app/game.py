@@ -210,8 +210,14 @@ class Game:
             try:
                 self.agent_move(claimed=True)
             except Exception as exc:  # a failing agent: said in the log, and play pauses
+                # the seat is named here: an exception inside act is shown as raised, not as the runner's line
+                shown = (
+                    exc.__cause__ if isinstance(exc, runner.AgentError) and exc.__cause__ is not None else exc
+                )
                 with self.lock:
-                    self.log.append(f"player_{seat} ({self.specs[seat]}) failed: {type(exc).__name__}: {exc}")
+                    self.log.append(
+                        f"player_{seat} ({self.specs[seat]}) failed: {type(shown).__name__}: {shown}"
+                    )
                 self.set_pace(paused=True)
             with self.pace_lock:
                 self.paced_at = time.monotonic()
