@@ -327,12 +327,13 @@ def play_games(
         for game in live:
             n = len(game.env.possible_agents)
             if n not in params:
-                p = az.search_params(az.network(n, game.env.config.modules), n)
+                net = az.network(n, game.env.config.modules)
+                p = az.search_params(net, n)
                 if p["ms"] > 0:
                     raise ValueError("self-play needs a simulation budget (sims), not a time budget (ms)")
                 if search is None:
                     search = Search(
-                        az.network(n, game.env.config.modules).weights,
+                        net.weights,
                         slots,
                         int(p["sims"]) + 1,
                         int(p["batch"]),
@@ -413,8 +414,7 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
             versus.append(Game(g, seeds, env, sp, opponents[spec], seat, spec))
     evaluator = make_evaluator(az, sp["batched_device"]) if sp["batched"] else None
     played = play_games(az, alone, evaluator, sp["batched_games"], sp["batched_lane_trees"])
-    for game in versus:  # one at a time, in job order (module docstring)
-        played.update(play_games(az, [game]))
+    played.update(play_games(az, versus))  # one at a time, in job order (module docstring)
     seat_of_game = {game.index: game.seat for game in alone + versus}
     ordered = []
     for g in job["games"]:
