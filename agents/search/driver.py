@@ -36,7 +36,7 @@ from agents.nets.numba_net import (
 )
 from agents.nets.torch_evaluator import TorchEvaluator
 from agents.search.gumbel import GumbelRoot
-from agents.search.tree import Tree, Trees, backup, descend, set_prior, tree_view
+from agents.search.tree import Tree, Trees, backup, descend, mean_value, set_prior, tree_view
 from splendor_env import rules
 from splendor_env.observation import observe
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
@@ -424,7 +424,7 @@ class Search:
             # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
             cnt[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
             counts.append(cnt)
-            root_values[t] = tree.root_value(int(seats[t]))
+            root_values[t] = mean_value(visits, values)  # Tree.root_value, from the stats read above
         return counts, root_values
 
     def gumbel_search(

@@ -72,7 +72,7 @@ class Tree:
         """The visit-weighted mean value of the root's children for ``seat``: what the search thinks
         the position is worth (self-play records it as a value target)."""
         _, visits, values = self.root_stats(seat)
-        return float(values.sum() / max(visits.sum(), 1.0))
+        return mean_value(visits, values)
 
     def root_lead(self) -> float:
         """How many more visits the most-visited root child has than the next (all of them if it is the only one)."""
@@ -82,6 +82,11 @@ class Tree:
             return float(v.sum())
         top2 = np.partition(v, v.size - 2)[-2:]
         return float(top2[1] - top2[0])
+
+
+def mean_value(visits: np.ndarray, value_sums: np.ndarray) -> float:
+    """The visit-weighted mean value of some root children (:meth:`Tree.root_stats`'s visits and sums)."""
+    return float(value_sums.sum() / max(visits.sum(), 1.0))
 
 
 class Trees:
