@@ -85,6 +85,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         # the commands (python -m training.X), one module each
         (
             "training",
+            "training.anchors",
             "training.benchmark",
             "training.critic_fit",
             "training.evaluate",

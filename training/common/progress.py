@@ -12,10 +12,16 @@ every job carries its seeds, so the final tables are those of an uninterrupted r
 from __future__ import annotations
 
 import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from training.common.cli import CliError
+from training.common.provenance import cpu_seconds, where_made
 
 MANIFEST = "manifest.json"
 
@@ -92,3 +98,59 @@ class JobLog:
     def close(self) -> None:
         """Close the file (what was added is already in it)."""
         self._fh.close()
+
+
+PIECES = "pieces.jsonl"  # one line per invocation that played into a run's folder
+
+
+def add_piece(folder: Path, piece: dict[str, Any]) -> None:
+    """Append one piece of a run (when it started and ended, its wall and CPU seconds, its commit)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / PIECES, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(piece, separators=(",", ":")) + "\n")
+
+
+def read_pieces(folder: Path) -> list[dict[str, Any]]:
+    """Every piece recorded in ``folder`` (none when missing), oldest first; a cut-off last line is skipped."""
+    path = folder / PIECES
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    pieces = []
+    for number, line in enumerate(lines, 1):
+        try:
+            pieces.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number < len(lines):
+                raise CliError(f"{path}: line {number} is not valid JSON") from None
+    return pieces
+
+
+@contextmanager
+def piece(folder: Path, **about: Any) -> Iterator[dict[str, Any]]:
+    """Record one invocation's work in ``folder`` (:data:`PIECES`) when it ends, however it ends.
+
+    Why: a run resumed three times cost the sum of its pieces, played at up to three commits; a
+    card says so (:func:`read_pieces`) instead of quoting the last piece alone. ``about`` is
+    stored with the piece (what it played).
+    """
+    made = where_made()
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    entry: dict[str, Any] = {"start": made["date"], **about}
+    try:
+        yield entry
+    finally:
+        stopped = sys.exc_info()[0]
+        entry.update(
+            {
+                "end": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "wall_s": round(time.perf_counter() - t0, 1),
+                "cpu_s": round(cpu_seconds() - c0, 1),
+                "version": made["version"],
+                "commit": made["commit"],
+                "dirty": made["dirty"],
+                "machine": made["machine"],
+                "ended": "finished" if stopped is None else f"stopped ({stopped.__name__})",
+            }
+        )
+        add_piece(folder, entry)

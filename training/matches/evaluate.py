@@ -135,6 +135,7 @@ def evaluate(
     out: str | Path | None = None,
     resume: bool = False,
     chunk_games: int = CHUNK_GAMES,
+    left_out: dict[int, str] | None = None,
 ) -> list[MatchResult]:
     """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
 
@@ -142,9 +143,13 @@ def evaluate(
     (player count, opponent) that can be played, with its ``players`` and
     ``modules`` (opponents that cannot play a configuration sit it out: :func:`sit_outs`).
     With ``out``, each chunk is saved there as it finishes (:data:`PROGRESS`, and
-    ``manifest.json``); ``resume`` plays only the chunks missing from it.
+    ``manifest.json``); ``resume`` plays only the chunks missing from it. ``left_out``:
+    ``{opponent index: why}`` of opponents not played (a benchmark reference's own card leaves
+    itself out); the others keep the seeds they have with it in the list.
     """
     skip = sit_outs(opponents, players, tuple(modules))
+    for k, why in (left_out or {}).items():
+        skip.update({(n, opponents[k]): why for n in player_list(players)})
     jobs = evaluation_jobs(
         candidate, opponents, games, players, seed, deterministic, tuple(modules), skip, chunk_games
     )
@@ -163,6 +168,8 @@ def evaluate(
         }
         if chunk_games != CHUNK_GAMES:  # (the default is left out, so older folders still resume)
             manifest["chunk_games"] = chunk_games
+        if left_out:
+            manifest["left_out"] = {str(k): why for k, why in sorted(left_out.items())}
         parts = play_saved(jobs, workers, backend, address, Path(out), manifest, resume)
     results = []
     for n in player_list(players):
