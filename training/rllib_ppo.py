@@ -16,6 +16,7 @@ import argparse
 import sys
 
 from training.common.cli import CliError, run_cli
+from training.common.ray_cluster import use_token_auth
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -29,6 +30,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--resume", action="store_true", help="continue output_dir's checkpoint")
     ap.add_argument("--address", help="a running Ray cluster to join (e.g. auto, or HOST:6379)")
     args = ap.parse_args(argv)
+    use_token_auth(args.address)  # before Ray is imported: it reads RAY_AUTH_MODE then
     try:
         import ray.rllib  # noqa: F401 - checked before anything runs
     except ImportError as exc:

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from training.common.cli import CliError
+from training.common.ray_cluster import connect_ray, use_token_auth
 
 BACKENDS = ("local", "ray")
 MAX_ATTEMPTS = 3  # tries of one job whose worker dies, on either backend, before the run stops
@@ -64,6 +65,7 @@ def check_backend(backend: str, address: str | None, workers: int) -> None:
     if address is not None and not address.strip():
         raise CliError("--address must not be empty")
     if backend == "ray":
+        use_token_auth(address)  # before Ray is imported: it reads RAY_AUTH_MODE then
         try:
             import ray  # noqa: F401
         except ImportError:
@@ -344,12 +346,7 @@ def _map_ray(
 
     from agents.runner import AgentError
 
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address is None:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
+    started_here = connect_ray(workers, address)
     try:
         # a task whose worker dies runs again (Ray's retries), as a local job does; an exception
         # raised by the job itself is not retried: it is the same on every try

@@ -27,6 +27,7 @@ from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
+from training.common.ray_cluster import connect_ray
 from training.expert_iteration.config import SearchTrainConfig, to_dict
 from training.expert_iteration.gate import gate_and_evaluate, match_job, opponent_win_rates
 from training.expert_iteration.learner import (
@@ -181,15 +182,7 @@ def start_ray(backend: str, address: str | None, workers: int) -> bool:
     Returns whether this call started it (and so must shut it down)."""
     if backend != "ray":
         return False
-    import ray
-
-    if ray.is_initialized():
-        return False
-    if address is None:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-    else:
-        ray.init(address=address, log_to_driver=False)
-    return True
+    return connect_ray(workers, address)
 
 
 @dataclass

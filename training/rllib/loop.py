@@ -23,6 +23,7 @@ from typing import Any
 
 from agents.players.rllib import GAME_FILE, SHARED_POLICY, RLlibAgent
 from training.common.cli import CliError
+from training.common.ray_cluster import connect_ray
 from training.matches.match import play_match, seated_agent
 from training.rllib.config import RLlibConfig
 from training.rllib.env import SplendorMultiAgentEnv, env_config
@@ -139,11 +140,9 @@ def train(
     out = Path(cfg.output_dir)
     ckpt = out / CHECKPOINT
     start = check_resume(cfg) if resume else None
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    elif address:
+    if address and ray.is_initialized():
         raise CliError("--address: Ray is already initialised in this process")
+    started_ray = connect_ray(None, address)
     out.mkdir(parents=True, exist_ok=True)
     (out / GAME_FILE).write_text(json.dumps({"players": [cfg.players], "modules": list(cfg.modules)}) + "\n")
     algo = algorithm_config(cfg).build_algo()

@@ -1,0 +1,131 @@
+"""A real two-node Ray cluster on this machine, for the ``--address`` tests: started and stopped by the test.
+
+Why not ``ray stop``: it stops every Ray process on the machine (another test's local runtime, a
+user's cluster). The cluster here has its own temporary folder and ports, and :meth:`LocalCluster.stop`
+kills only the processes whose command line names them (and their children).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def free_port(lo: int = 20000, hi: int = 30000) -> int:
+    """A TCP port free on 127.0.0.1 now, outside Ray's default worker ports (10002-19999)."""
+    for port in range(lo + os.getpid() % 5000, hi):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port")
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process readable in /proc."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        out[int(entry)] = (ppid, cmd)
+    return out
+
+
+def processes_naming(*marks: str) -> set[int]:
+    """The processes whose command line holds one of ``marks``, with all their descendants."""
+    procs = _processes()
+    found = {p for p, (_, cmd) in procs.items() if p != os.getpid() and any(m in cmd for m in marks)}
+    grew = True
+    while grew:
+        grew = False
+        for p, (ppid, _) in procs.items():
+            if ppid in found and p not in found:
+                found.add(p)
+                grew = True
+    return found
+
+
+class LocalCluster:
+    """A Ray head and worker nodes on 127.0.0.1, one CPU each, with token authentication as ``ray start`` sets it."""
+
+    def __init__(self) -> None:
+        self.temp_dir = tempfile.mkdtemp(
+            prefix="rc", dir="/tmp"
+        )  # short: Ray's socket paths must fit 107 bytes
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0"}
+        self.nodes = 0
+
+    def _ray_start(self, *args: str) -> None:
+        done = subprocess.run(
+            [RAY, "start", *args], env=self.env, capture_output=True, text=True, timeout=180
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"ray start {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+
+    def start(self) -> LocalCluster:
+        self._ray_start(
+            "--head",
+            "--port", str(self.port),
+            "--node-ip-address", "127.0.0.1",
+            "--temp-dir", self.temp_dir,
+            "--num-cpus", "1",
+            "--include-dashboard", "false",
+            "--ray-client-server-port", str(free_port(self.port + 1)),
+            "--disable-usage-stats",
+        )  # fmt: skip
+        return self
+
+    def add_node(self) -> None:
+        """A second (third, ...) node joining the head: the raylet :meth:`kill_node` kills."""
+        self._ray_start("--address", self.address, "--node-ip-address", "127.0.0.1", "--num-cpus", "1")
+        self.nodes += 1
+
+    def raylets(self) -> list[int]:
+        """The raylet pids of this cluster, the head's first (its socket is ``raylet``, a joined node's ``raylet.N``)."""
+        procs = _processes()
+        mine = [
+            (cmd.split("--raylet_socket_name=")[1].split()[0], p)
+            for p, (_, cmd) in procs.items()
+            if "/raylet " in cmd + " " and self.temp_dir in cmd and "--raylet_socket_name=" in cmd
+        ]
+        return [p for _, p in sorted(mine)]
+
+    def kill_node(self) -> int:
+        """SIGKILL the last joined node's raylet (its workers die with it); its pid."""
+        raylets = self.raylets()
+        if len(raylets) < 2:
+            raise RuntimeError("no joined node to kill")
+        os.kill(raylets[-1], signal.SIGKILL)
+        self.nodes -= 1
+        return raylets[-1]
+
+    def stop(self) -> None:
+        """Kill this cluster's processes only (never ``ray stop``), then remove its folder."""
+        for _ in range(3):
+            pids = processes_naming(self.temp_dir, self.address)
+            if not pids:
+                break
+            for p in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(p, signal.SIGKILL)
+            time.sleep(0.5)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)

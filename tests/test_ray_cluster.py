@@ -1,0 +1,217 @@
+"""``--address`` against a real Ray cluster: a head and a second node on this machine, the second one
+killed mid-run; results equal a local run's. The cluster uses token authentication as ``ray start``
+sets it up, and is stopped by killing only its own processes (tests/helpers/ray_cluster.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+from tests.helpers.ray_cluster import LocalCluster, processes_naming  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]  # one cluster per run
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    c = LocalCluster().start()
+    try:
+        c.add_node()
+        yield c
+    finally:
+        c.stop()
+    assert not processes_naming(c.temp_dir, c.address), "the cluster's processes outlived it"
+
+
+def command(*argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", *argv],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 600) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err[-3000:]
+    return out, err
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.is_file() else 0
+
+
+def kill_node_mid_run(cluster: LocalCluster, proc: subprocess.Popen[str], progress: Path, total: int) -> None:
+    """Wait until some jobs of ``proc`` finished, then kill the joined node while the rest run."""
+    deadline = time.monotonic() + 300
+    while lines(progress) < 2:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "no job finished in 300 s"
+        time.sleep(0.2)
+    cluster.kill_node()
+    assert proc.poll() is None and lines(progress) < total, "the run ended before the node was killed"
+
+
+def test_an_evaluation_on_the_cluster_survives_a_lost_node_and_equals_a_local_one(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    if cluster.nodes == 0:
+        cluster.add_node()
+    args = [
+        "greedy",
+        "--opponents",
+        "random",
+        "lookahead",
+        "--games",
+        "300",
+        "--chunk-games",
+        "20",
+        "--seed",
+        "3",
+    ]
+    remote = command(
+        "training.evaluate", *args, "--backend", "ray", "--address", cluster.address,
+        "--out", str(tmp_path / "ray"), "--json", str(tmp_path / "ray.json"),
+    )  # fmt: skip
+    kill_node_mid_run(cluster, remote, tmp_path / "ray" / "chunks.progress.jsonl", 30)
+    finish(remote)
+    finish(command("training.evaluate", *args, "--json", str(tmp_path / "local.json")))
+    ray_results = json.loads((tmp_path / "ray.json").read_text())
+    local_results = json.loads((tmp_path / "local.json").read_text())
+    assert ray_results == local_results
+
+
+def test_a_tournament_on_the_cluster_survives_a_lost_node_and_equals_a_local_one(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    if cluster.nodes == 0:
+        cluster.add_node()
+    args = ["--agents", "random", "greedy", "lookahead", "--games", "40", "--seed", "5", "--no-progress"]
+    remote = command(
+        "training.tournament",
+        *args,
+        "--backend",
+        "ray",
+        "--address",
+        cluster.address,
+        "--out",
+        str(tmp_path / "ray"),
+    )
+    progress = next_progress_file(tmp_path / "ray", remote)
+    kill_node_mid_run(cluster, remote, progress, 10**6)
+    finish(remote)
+    finish(command("training.tournament", *args, "--out", str(tmp_path / "local")))
+    summaries = [json.loads((tmp_path / d / "summary.json").read_text()) for d in ("ray", "local")]
+    for key in ("matrix", "ratings", "mean_turns", "truncated", "games"):
+        assert summaries[0][key] == summaries[1][key], key
+
+
+def next_progress_file(folder: Path, proc: subprocess.Popen[str]) -> Path:
+    """The tournament's progress file, once it exists."""
+    deadline = time.monotonic() + 120
+    while True:
+        found = [p for p in folder.glob("*.jsonl")] if folder.is_dir() else []
+        if found:
+            return found[0]
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_a_search_training_iteration_on_the_cluster_equals_a_local_one(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    import yaml
+
+    from tests.test_search_train import tiny
+
+    for name, where in (("local", []), ("ray", ["--backend", "ray", "--address", cluster.address])):
+        config = tmp_path / f"{name}.yaml"
+        config.write_text(yaml.safe_dump(tiny(tmp_path / name, selfplay__games=4)))
+        finish(
+            command(
+                "training.search_train", "--config", str(config), "--workers", "2", "--no-progress", *where
+            )
+        )
+    state = [
+        json.loads((tmp_path / b / "run" / "checkpoints" / "state.json").read_text())
+        for b in ("local", "ray")
+    ]
+    assert state[0]["iteration"] == state[1]["iteration"] == 1
+    assert untimed(state[0]) == untimed(state[1])
+
+
+def untimed(state: dict) -> dict:
+    """A search run's state without what the clock decides (seconds, rates, the pieces' wall time)."""
+    timed = ("seconds", "_per_s")
+    metrics = [{k: v for k, v in m.items() if not k.endswith(timed)} for m in state["metrics"]]
+    return {**{k: v for k, v in state.items() if k != "pieces"}, "metrics": metrics}
+
+
+def test_a_cluster_that_refuses_the_token_gets_one_line_saying_what_to_set(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    bad = tmp_path / "token"
+    bad.write_text("0" * 64)
+    proc = command(
+        "training.evaluate", "greedy", "--opponents", "random", "--games", "2",
+        "--backend", "ray", "--address", cluster.address,
+        env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(bad)},
+    )  # fmt: skip
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2, err[-2000:]
+    last = err.strip().splitlines()[-1]
+    assert "refused this client" in last and "RAY_AUTH_MODE=token" in last and "auth_token" in last, err[
+        -2000:
+    ]
+
+
+def descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` now."""
+    from tests.helpers.ray_cluster import _processes
+
+    procs, found, grew = _processes(), {pid}, True
+    while grew:
+        grew = False
+        for p, (ppid, _) in procs.items():
+            if ppid in found and p not in found:
+                found.add(p)
+                grew = True
+    return found - {pid}
+
+
+def test_sigterm_ends_a_command_on_a_private_ray_runtime_with_143_and_no_process_left(tmp_path: Path) -> None:
+    """``ray.init`` replaces the SIGTERM handler (exit 1 and a C++ stack dump); the command puts it back."""
+    proc = command(
+        "training.evaluate", "greedy", "--opponents", "random", "lookahead", "--games", "400",
+        "--chunk-games", "10", "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    progress = tmp_path / "run" / "chunks.progress.jsonl"
+    deadline = time.monotonic() + 300
+    while lines(progress) < 1:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    below = descendants(proc.pid)
+    assert below, "Ray's processes should run below the command"
+    proc.terminate()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-3000:]
+    assert "Traceback" not in err and "Aborted" not in err, err[-3000:]
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{p}").exists() for p in below):
+        assert time.monotonic() < deadline, f"Ray processes left 30 s after the command: {below}"
+        time.sleep(0.5)
