@@ -319,6 +319,14 @@ def test_a_resumed_card_costs_the_sum_of_its_pieces_and_lists_them(
     assert "16 games in" in text and "2 pieces" in text and "## Pieces" in text
     for p in pieces:
         assert f"| {p['start']} | {p['end']} | {p['wall_s']:.0f} | {p['cpu_s']:.0f} | {p['games']} |" in text
+    assert "unrecorded_games" not in card["cost"] and "Not counted" not in text
+    # a folder begun before pieces were recorded: its cost says which games it does not count
+    (out / "games" / "pieces.jsonl").write_text(
+        (out / "games" / "pieces.jsonl").read_text().splitlines()[1] + "\n"
+    )
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True)
+    assert card["cost"]["games"] == 8 and card["cost"]["unrecorded_games"] == 8
+    assert "Not counted: 8 of its games" in (out / "card.md").read_text()
 
 
 ILLEGAL = """

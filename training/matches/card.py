@@ -252,6 +252,8 @@ def make_card(
             played = sum(r["games"] for c in out for r in c["results"])
             entry["games"] = played if progress is None else saved_games(progress) - before
     pieces = [entry] if progress is None else read_pieces(progress)
+    in_pieces = sum(int(p.get("games", 0)) for p in pieces)
+    unrecorded = sum(r["games"] for c in out for r in c["results"]) - in_pieces
     name, options = candidate_spec(spec, protocol["deterministic"])
     agent = seated_agent(name, CANDIDATE, **options)
     return {
@@ -263,12 +265,14 @@ def make_card(
         "skipped": skipped,
         "rating": {"config": out[0]["config"], "elo": out[0]["elo"], "elo_ci95": out[0]["elo_ci95"]},
         "cost": {
-            "games": sum(int(p.get("games", 0)) for p in pieces),
+            "games": in_pieces,
             "wall_s": sum(float(p["wall_s"]) for p in pieces),
             "cpu_s": sum(float(p["cpu_s"]) for p in pieces),  # each piece: its process and local workers
             "workers": workers,
             "backend": backend,
             "pieces": pieces,
+            # games of the card played before its folder recorded pieces: their cost is unknown
+            **({"unrecorded_games": unrecorded} if unrecorded > 0 else {}),
         },
         "provenance": {
             "agent": agent_provenance(spec, configs, agent),
@@ -376,7 +380,12 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"{'Completed' if pieces else 'Made'} {made['date']}, commit {made['commit']}, on {made['machine']}. "
         f"Cost: {cost['games']} games in {cost['wall_s']:.0f} s wall, {cost['cpu_s']:.0f} s CPU, "
         f"{cost['workers']} worker(s) ({cost['backend']})"
-        + (f", over {pieces} pieces (below)." if pieces > 1 else "."),
+        + (f", over {pieces} pieces (below)." if pieces > 1 else ".")
+        + (
+            f" Not counted: {cost['unrecorded_games']} of its games, played before its pieces were recorded."
+            if cost.get("unrecorded_games")
+            else ""
+        ),
     ]
     if version == 1:
         lines += [
