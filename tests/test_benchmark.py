@@ -255,3 +255,200 @@ def test_an_interrupted_card_resumes_to_the_same_card(small_protocol: dict, tmp_
         bm.run_benchmark("greedy", out, quick=False, echo=lambda _: None, resume=True)
     with pytest.raises(CliError, match="has no manifest.json"):
         bm.run_benchmark("greedy", tmp_path / "elsewhere", quick=True, echo=lambda _: None, resume=True)
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its bytes: what a refused run must leave as it was."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_a_card_folder_is_refused_without_resume_and_started_afresh_with_force(
+    small_protocol: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rerun into a card's folder once went on with the old games under a new date and commit."""
+    out = tmp_path / "card"
+    bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None)
+    before = files_under(out / "games")
+    assert run_cli(benchmark_main, ["greedy", "--quick", "--out", str(out)], prog="benchmark") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and repr(str(out)) in err, err
+    assert "already holds games" in err and "--resume" in err and "--force" in err, err
+    assert files_under(out / "games") == before  # nothing written, nothing played
+    argv = ["greedy", "--quick", "--out", str(out), "--resume", "--force"]
+    assert run_cli(benchmark_main, argv, prog="benchmark") == 2
+    assert "--resume or --force" in capsys.readouterr().err
+    assert benchmark_main(["greedy", "--quick", "--out", str(out), "--force"]) is None
+    card = json.loads((out / "card.json").read_text())
+    assert card["cost"]["games"] == 16 and len(card["cost"]["pieces"]) == 1  # afresh: one piece
+
+
+def test_force_empties_only_a_folder_that_is_a_run_s(small_protocol: dict, tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None)
+    (out / "notes.txt").write_text("mine")  # not the run's: --force keeps its hands off the folder
+    before = files_under(out)
+    with pytest.raises(CliError, match="notes.txt"):
+        bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, force=True)
+    assert files_under(out) == before
+    (out / "notes.txt").unlink()
+    (out / "games" / "manifest.json").unlink()  # games, but no run's manifest naming them
+    with pytest.raises(CliError, match="no manifest.json"):
+        bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, force=True)
+    assert (out / "games").is_dir()
+
+
+def test_a_resumed_card_costs_the_sum_of_its_pieces_and_lists_them(
+    small_protocol: dict, tmp_path: Path
+) -> None:
+    out = tmp_path / "card"
+    bm.make_card(
+        "greedy", quick=True, echo=None, progress=out / "games", only=[(2, ())]
+    )  # stopped after one game
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True)
+    pieces = card["cost"]["pieces"]
+    assert [p["games"] for p in pieces] == [8, 8] and card["cost"]["games"] == 16
+    assert card["cost"]["wall_s"] == pytest.approx(sum(p["wall_s"] for p in pieces))
+    assert card["cost"]["cpu_s"] == pytest.approx(sum(p["cpu_s"] for p in pieces))
+    assert all(p["ended"] == "finished" and p["commit"] == card["made"]["commit"] for p in pieces)
+    assert card["made"]["date"] >= pieces[-1]["end"]  # the card is dated when it was completed
+    saved = json.loads((out / "card.json").read_text())
+    assert saved["cost"]["pieces"] == pieces
+    text = (out / "card.md").read_text()
+    assert "16 games in" in text and "2 pieces" in text and "## Pieces" in text
+    for p in pieces:
+        assert f"| {p['start']} | {p['end']} | {p['wall_s']:.0f} | {p['cpu_s']:.0f} | {p['games']} |" in text
+    assert "unrecorded_games" not in card["cost"] and "Not counted" not in text
+    # a folder begun before pieces were recorded: its cost says which games it does not count
+    (out / "games" / "pieces.jsonl").write_text(
+        (out / "games" / "pieces.jsonl").read_text().splitlines()[1] + "\n"
+    )
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True)
+    assert card["cost"]["games"] == 8 and card["cost"]["unrecorded_games"] == 8
+    assert "Not counted: 8 of its games" in (out / "card.md").read_text()
+
+
+ILLEGAL = """
+import numpy as np
+
+from agents.base import Agent
+
+
+class Illegal(Agent):
+    def act(self, observation, action_mask, state=None):
+        return int(np.flatnonzero(np.asarray(action_mask) == 0)[0])
+
+
+class Plays(Agent):
+    def act(self, observation, action_mask, state=None):
+        return int(np.flatnonzero(action_mask)[0])
+"""
+
+
+@pytest.fixture
+def own_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user's package ``cardbots`` (``cardbots.bots:Illegal``, ``cardbots.bots:Plays``) on ``sys.path``."""
+    import os
+    import sys
+
+    from tests.helpers.agent_package import write_agent_package
+
+    root = write_agent_package(tmp_path / "site", "cardbots", ILLEGAL)
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), str(Path(__file__).resolve().parents[1])]))
+    yield root
+    for name in [m for m in sys.modules if m == "cardbots" or m.startswith("cardbots.")]:
+        del sys.modules[name]
+
+
+def test_a_refused_run_leaves_the_card_s_folder_to_resume(
+    small_protocol: dict, own_bots: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent that plays an illegal move, sent into a card's folder, once overwrote its manifest."""
+    out = tmp_path / "card"
+    bm.make_card("greedy", quick=True, echo=None, progress=out / "games", only=[(2, ())])
+    before = files_under(out)
+    for extra in ([], ["--resume"]):
+        argv = ["cardbots.bots:Illegal", "--quick", "--out", str(out), *extra]
+        assert run_cli(benchmark_main, argv, prog="benchmark") == 2
+        assert capsys.readouterr().err.count("\n") == 1
+        assert files_under(out) == before
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True)
+    assert card["cost"]["games"] == 16
+
+
+def test_a_card_names_the_code_it_played(small_protocol: dict, own_bots: Path, tmp_path: Path) -> None:
+    """An own agent's module file (not installed: no distribution) by its sha256, on the card and its page."""
+    card = bm.run_benchmark("cardbots.bots:Plays", tmp_path / "card", quick=True, echo=lambda _: None)
+    digest = hashlib.sha256((own_bots / "cardbots" / "bots.py").read_bytes()).hexdigest()
+    agent = card["provenance"]["agent"]
+    assert agent["spec"] == "cardbots.bots:Plays" and agent["networks"] == []
+    assert agent["code"] == {
+        "module": "cardbots.bots",
+        "file": str(own_bots / "cardbots" / "bots.py"),
+        "sha256": digest,
+    }
+    text = (tmp_path / "card" / "card.md").read_text()
+    assert digest in text and "## Provenance" in text
+    made = card["made"]
+    assert {"version", "commit", "dirty", "machine", "date"} <= set(made)
+    assert f"commit {made['commit']}" in text
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_provenance_names_every_network_with_its_sha256() -> None:
+    from agents.nets.shipped import resolve_model
+    from training.common.provenance import agent_networks, agent_provenance
+
+    for spec in ("ppo:ppo_2p", "ppo_2p", "az:az_2p,sims=5"):
+        (net,) = agent_networks(spec, [(2, ())])
+        assert net["network"] in ("ppo_2p", "az_2p") and net["games"] == ["2p base"], spec
+        assert net["sha256"] == sha(resolve_model(net["network"])), spec
+    # az with no network named plays the shipped one of each game it plays
+    nets = agent_networks("az:sims=5", [(2, ()), (3, ())])
+    assert [n["games"] for n in nets] in ([["2p base"], ["3p base"]], [["2p base", "3p base"]])
+    assert all(n["sha256"] == sha(resolve_model(n["network"])) for n in nets)
+    assert agent_provenance("greedy") == {"spec": "greedy", "networks": [], "code": "built in"}
+    # the references: the az reference plays the networks the protocol names
+    refs = bm.reference_provenance(bm.PROTOCOL)
+    names = {n["network"]: n for n in refs["az:sims=1000"]}
+    assert set(names) == {"az_2p", "az_3_4p", "az_modules_2p"}
+    assert all(n["sha256"] == sha(resolve_model(name)) for name, n in names.items())
+    assert names["az_3_4p"]["games"] == ["3p base", "4p base"]
+    assert all(refs[r] == [] for r in bm.PROTOCOL["references"] if not r.startswith("az"))
+
+
+def old_card() -> dict:
+    """A protocol-1 card as cards were written before they recorded their provenance and pieces."""
+    return {
+        "spec": "ppo:ppo_2p",
+        "protocol": bm.PROTOCOL,
+        "kind": "quick",
+        "games_per_reference": 50,
+        "configs": [],
+        "skipped": {},
+        "rating": {"config": "2p base", "elo": 1685.0, "elo_ci95": [1628.0, 1742.0]},
+        "cost": {"games": 250, "wall_s": 25.0, "cpu_s": 44.0, "workers": 2, "backend": "local"},
+        "made": {
+            "date": "2026-11-27 01:55 UTC",
+            "version": "0.5.0",
+            "commit": "39575ed",
+            "machine": "x86_64",
+        },
+    }
+
+
+def test_a_card_page_names_the_az_reference_s_networks_and_reads_older_cards() -> None:
+    card = old_card()
+    text = bm.card_markdown(card)
+    assert "250 games in 25 s wall" in text and "commit 39575ed" in text
+    assert text.count("not recorded") >= 3  # the dirty flag, the agent's networks, the pieces
+    card["provenance"] = {"agent": {"spec": "ppo:ppo_2p", "networks": [], "code": "built in"}}
+    card["provenance"]["references"] = bm.reference_provenance(bm.PROTOCOL)
+    text = bm.card_markdown(card)
+    for net in card["provenance"]["references"]["az:sims=1000"]:
+        assert f"`{net['network']}`" in text and net["sha256"] in text

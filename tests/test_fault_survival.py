@@ -232,3 +232,73 @@ def test_a_policy_benchmark_resumes_its_matches_from_the_saved_games(tmp_path: P
     assert len(log.read_text().splitlines()) == 1
     with pytest.raises(CliError, match="was started with games 4, not 6"):
         run_bench(["greedy", "lookahead"], **{**args, "games": 6}, out=tmp_path / "b", resume=True)
+    with pytest.raises(CliError, match="already holds games: pass --resume"):  # the one folder rule
+        run_bench(["greedy", "lookahead"], **args, out=tmp_path / "b")
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+RUNS = {
+    "tournament": ["--agents", "random", "greedy", "--games", "2", "--no-progress", "--out"],
+    "evaluate": ["greedy", "--opponents", "random", "--games", "2", "--out"],
+}
+
+
+@pytest.mark.parametrize("command", list(RUNS))
+def test_a_run_folder_is_refused_without_resume_or_force(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One folder rule: a second run into a folder that holds games says how to go on, in one line."""
+    from training.common.cli import run_cli
+    from training.evaluate import main as evaluate_main
+    from training.tournament import main as tournament_main
+
+    main = {"tournament": tournament_main, "evaluate": evaluate_main}[command]
+    out = tmp_path / "run"
+    argv = [*RUNS[command], str(out)]
+    assert run_cli(main, argv, prog=command) == 0
+    capsys.readouterr()
+    before = folder_files(out)
+    assert run_cli(main, argv, prog=command) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"{command}: error: --out {str(out)!r} already holds games: pass --resume to go on with them, "
+        "or --force to start afresh\n"
+    )
+    assert folder_files(out) == before
+    assert run_cli(main, [*argv, "--resume", "--force"], prog=command) == 2
+    assert "--resume or --force" in capsys.readouterr().err
+    # a bad agent is refused before --force empties anything
+    bad = [a if a != "greedy" else "nosuch" for a in argv]
+    assert run_cli(main, [*bad, "--force"], prog=command) == 2
+    assert "nosuch" in capsys.readouterr().err and folder_files(out) == before
+    (out / "stale.progress.jsonl").write_text("")  # a file of the run's kind: emptied with the rest
+    assert run_cli(main, [*argv, "--force"], prog=command) == 0
+    after = folder_files(out)
+    assert "stale.progress.jsonl" not in after and set(after) == set(before)
+    assert run_cli(main, [*argv, "--resume"], prog=command) == 0
+
+
+def test_force_refuses_a_folder_that_is_not_a_run_s(tmp_path: Path) -> None:
+    from training.common.progress import claim_folder
+
+    (tmp_path / "games.progress.jsonl").write_text("")
+    with pytest.raises(CliError, match="already holds games"):
+        claim_folder(tmp_path, resume=False, force=False)
+    with pytest.raises(CliError, match="no manifest.json"):
+        claim_folder(tmp_path, resume=False, force=True)
+    (tmp_path / "manifest.json").write_text('{"command": "tournament"}')
+    (tmp_path / "thesis.tex").write_text("mine")
+    with pytest.raises(CliError, match="thesis.tex"):
+        claim_folder(tmp_path, resume=False, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "games.progress.jsonl",
+        "manifest.json",
+        "thesis.tex",
+    ]
+    claim_folder(tmp_path / "new", resume=False, force=True)  # nothing there: nothing to empty
+    assert not (tmp_path / "new").exists()

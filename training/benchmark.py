@@ -1,11 +1,13 @@
 """A benchmark card: one agent spec against fixed reference agents, rated on a fixed scale.
 
-    python -m training.benchmark SPEC [--quick] [--out DIR] [--workers 2] [--backend ray [--address auto]]
+    python -m training.benchmark SPEC [--quick] [--out DIR [--resume | --force]] [--workers 2] [--backend ray [--address auto]]
 
 SPEC is any agent spec (``ppo:PATH``, ``az:PATH``, ``mcts:sims=800``, ``package.module:Class``).
 It plays the versioned protocol of :mod:`training.matches.card` in every game it supports
 (2, 3 and 4 players; the base game and all four modules) and writes ``card.json``, ``card.md``
-and ``card.png`` into ``--out``. How to read a card: docs/benchmark.md.
+and ``card.png`` into ``--out``, its games into ``--out/games/``. A folder that already holds a
+card's games is refused unless ``--resume`` goes on with them or ``--force`` starts afresh.
+How to read a card: docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -32,12 +34,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--resume", action="store_true", help="play only the games missing from --out (an interrupted card)"
     )
+    ap.add_argument(
+        "--force", action="store_true", help="empty --out first when it holds a card's games (start afresh)"
+    )
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)
     if not args.spec.strip():
         raise CliError("SPEC must not be empty")
     run_benchmark(
-        args.spec, Path(args.out), args.quick, args.workers, args.backend, args.address, resume=args.resume
+        args.spec,
+        Path(args.out),
+        args.quick,
+        args.workers,
+        args.backend,
+        args.address,
+        resume=args.resume,
+        force=args.force,
     )
 
 

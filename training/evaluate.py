@@ -2,7 +2,7 @@
 
     python -m training.evaluate ppo:ppo_2p --opponents random greedy --games 1000 --workers 2 \\
         [--players 3 4] [--modules cities orient] [--backend ray [--address auto]] \\
-        [--out results/eval [--resume]]
+        [--out results/eval [--resume | --force]]
 
 The library is :mod:`training.matches.evaluate`; docs/tournaments.md says how games are
 scored, seeded and spread over workers.
@@ -33,6 +33,8 @@ def check_inputs(args: argparse.Namespace) -> None:
     check_players(args.candidate, args.opponents, args.players, tuple(args.modules), not args.stochastic)
     if args.resume and not args.out:
         raise CliError("--resume needs --out, the folder of the evaluation to resume")
+    if args.force and not args.out:
+        raise CliError("--force needs --out, the folder to empty and start afresh")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise CliError(f"--out {args.out!r} exists and is not a directory")
     if args.json:
@@ -63,6 +65,9 @@ def main(argv: list[str] | None = None) -> None:
         "--resume", action="store_true", help="play only the chunks missing from --out (same arguments)"
     )
     ap.add_argument(
+        "--force", action="store_true", help="empty --out first when it holds an evaluation (start afresh)"
+    )
+    ap.add_argument(
         "--chunk-games",
         type=int,
         default=CHUNK_GAMES,
@@ -86,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         out=args.out,
         resume=args.resume,
         chunk_games=args.chunk_games,
+        force=args.force,
     )
 
 

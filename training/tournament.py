@@ -1,7 +1,7 @@
 """Round-robin tournaments between agents, played through the PettingZoo AEC env.
 
     python -m training.tournament --agents random greedy mcts:sims=100 \\
-        --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games] [--resume] \\
+        --players 2 --games 100 --workers 2 --seed 0 --out results/tournament [--save-games] [--resume | --force] \\
         [--modules cities orient] [--backend ray [--address auto]]
 
 The library is :mod:`training.matches.tournament`; docs/tournaments.md describes the
@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="play only the games missing from --out (a stopped run, same arguments)",
     )
+    parser.add_argument(
+        "--force", action="store_true", help="empty --out first when it holds a run's games (start afresh)"
+    )
     args = parser.parse_args(argv)
     run_tournament(
         args.agents,
@@ -66,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         address=args.address,
         modules=args.modules,
         resume=args.resume,
+        force=args.force,
     )
     return 0
 

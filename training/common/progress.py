@@ -7,11 +7,16 @@ arguments (everything its results depend on, seeds included) go into
 ``manifest.json``. ``--resume`` checks the arguments against the manifest (a
 different one is refused, naming it) and plays only the jobs not in the file;
 every job carries its seeds, so the final tables are those of an uninterrupted run.
+
+One folder rule for every command that saves games (:func:`claim_folder`): a folder that already
+holds games is refused unless ``--resume`` goes on with them or ``--force`` starts afresh, so a
+rerun never passes off old games as new ones, nor a refused run's manifest as the folder's.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +29,25 @@ from training.common.cli import CliError
 from training.common.provenance import cpu_seconds, where_made
 
 MANIFEST = "manifest.json"
+PIECES = "pieces.jsonl"  # one line per invocation that played into a run's folder
+PROGRESS_SUFFIX = ".progress.jsonl"  # a run's finished jobs (JobLog), one file per folder that plays
+#: the other files a run writes into its folder: with its progress files, all ``--force`` may remove
+RUN_FILES = frozenset(
+    {
+        MANIFEST,
+        PIECES,
+        "results.json",
+        "summary.json",
+        "games.jsonl",
+        "winrates.csv",
+        "ratings.csv",
+        "tournament.png",
+        "winrates.png",
+        "card.json",
+        "card.md",
+        "card.png",
+    }
+)
 
 
 def as_json(value: Any) -> Any:
@@ -31,11 +55,81 @@ def as_json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def holds_games(folder: Path) -> bool:
+    """Whether ``folder`` holds a run's games: its manifest, its pieces, or a progress file in it or
+    in a folder of it (a tournament's game configurations)."""
+    if not folder.is_dir():
+        return False
+    if (folder / MANIFEST).is_file() or (folder / PIECES).is_file():
+        return True
+    return any(folder.glob(f"*{PROGRESS_SUFFIX}")) or any(folder.glob(f"*/*{PROGRESS_SUFFIX}"))
+
+
+def refusal(folder: Path, flag: str = "--out") -> CliError:
+    """The one line a run into a folder that holds games gets without ``--resume`` or ``--force``."""
+    return CliError(
+        f"{flag} {str(folder)!r} already holds games: pass --resume to go on with them, "
+        "or --force to start afresh"
+    )
+
+
+def is_run_manifest(path: Path) -> bool:
+    """Whether ``path`` is a run's manifest: a JSON object naming the command that wrote it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("command"), str)
+
+
+def claim_folder(
+    folder: Path, resume: bool, force: bool, run: Path | None = None, flag: str = "--out"
+) -> None:
+    """The folder rule of every command that saves games; call it after the inputs and the agents
+    are checked, before anything is written.
+
+    ``run``: the folder of the games (``folder`` itself, or a card's ``games/``). ``resume``: nothing
+    to do here (:func:`open_run` checks the manifest). Else a folder that holds games is refused in
+    one line, unless ``force``: then ``folder`` is removed, but only when ``run`` has a run's manifest
+    and every file under ``folder`` is one a run writes (:data:`RUN_FILES`, progress files), so
+    ``--force`` on a folder of other files deletes nothing.
+    """
+    run = folder if run is None else run
+    if resume and force:
+        raise CliError("--resume and --force: pass --resume or --force, not both")
+    if folder.exists() and not folder.is_dir():
+        raise CliError(f"{flag} {str(folder)!r} exists and is not a folder")
+    if resume or not holds_games(run):
+        return
+    if not force:
+        raise refusal(folder, flag)
+    if not is_run_manifest(run / MANIFEST):
+        raise CliError(
+            f"--force: {str(run)!r} holds games but no {MANIFEST} of a run: not emptied "
+            f"(empty it yourself, or choose another {flag})"
+        )
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        if not path.is_file() or path.name not in RUN_FILES and not path.name.endswith(PROGRESS_SUFFIX):
+            raise CliError(
+                f"--force: {str(folder)!r} holds {path.relative_to(folder).as_posix()!r}, "
+                "not a file a run writes: not emptied (move it, or choose another " + flag + ")"
+            )
+    shutil.rmtree(folder)
+
+
 def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
-    """Start a run in ``folder`` (write its manifest), or check that a resumed one has the same arguments."""
+    """Start a run in ``folder`` (write its manifest), or check that a resumed one has the same arguments.
+
+    A start into a folder that holds games is refused (:func:`claim_folder` empties it first when asked
+    to): a run's games are never overwritten by, nor mistaken for, another's.
+    """
     path = folder / MANIFEST
     manifest = as_json(manifest)
     if not resume:
+        if holds_games(folder):
+            raise refusal(folder)
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         return
@@ -100,9 +194,6 @@ class JobLog:
         self._fh.close()
 
 
-PIECES = "pieces.jsonl"  # one line per invocation that played into a run's folder
-
-
 def add_piece(folder: Path, piece: dict[str, Any]) -> None:
     """Append one piece of a run (when it started and ended, its wall and CPU seconds, its commit)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -127,12 +218,13 @@ def read_pieces(folder: Path) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def piece(folder: Path, **about: Any) -> Iterator[dict[str, Any]]:
+def piece(folder: Path | None, **about: Any) -> Iterator[dict[str, Any]]:
     """Record one invocation's work in ``folder`` (:data:`PIECES`) when it ends, however it ends.
 
     Why: a run resumed three times cost the sum of its pieces, played at up to three commits; a
     card says so (:func:`read_pieces`) instead of quoting the last piece alone. ``about`` is
-    stored with the piece (what it played).
+    stored with the piece (what it played), and the caller may add to the entry it gets (the games
+    it played). ``folder`` ``None``: the entry is filled in but written nowhere (a run not saved).
     """
     made = where_made()
     t0, c0 = time.perf_counter(), cpu_seconds()
@@ -153,4 +245,5 @@ def piece(folder: Path, **about: Any) -> Iterator[dict[str, Any]]:
                 "ended": "finished" if stopped is None else f"stopped ({stopped.__name__})",
             }
         )
-        add_piece(folder, entry)
+        if folder is not None:
+            add_piece(folder, entry)

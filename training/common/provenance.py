@@ -1,18 +1,28 @@
-"""Where and when a result was made: date, package version, commit (and whether the tree was dirty), machine, cost.
+"""Where and when a result was made: date, package version, commit (and whether the tree was dirty), machine, cost,
+and what an agent played with: the sha256 of its networks and the code of its class.
 
 Why one module: a benchmark card, a learning curve and a long run's pieces all say what produced
 them, and a number a paper quotes must name the code it came from; one function writes that
-record so every page names it the same way.
+record so every page names it the same way. A spec names a network or a class, not its contents:
+a file retrained under the same name, or an own agent edited, plays other games, and only the
+digest (or the installed distribution's version) tells the two apart.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
+from typing import Any
+
+from training.common.games import config_label
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -59,4 +69,93 @@ def where_made() -> dict[str, object]:
     }
 
 
-__all__ = ["commit_state", "cpu_seconds", "where_made"]
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, as hex (read in blocks: a network is megabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def network_file(name: str) -> dict[str, Any]:
+    """A network as a spec names it, the file that name resolves to and its sha256 (``None`` both
+    when it resolves to no file)."""
+    from agents.nets.shipped import resolve_model
+
+    try:
+        path = resolve_model(name)
+    except FileNotFoundError:
+        return {"network": name, "file": None, "sha256": None}
+    return {"network": name, "file": str(path), "sha256": file_sha256(path)}
+
+
+def agent_networks(spec: str, games: Sequence[tuple[int, Sequence[str]]] = ()) -> list[dict[str, Any]]:
+    """Every network file ``spec`` loads (:func:`network_file`), with the ``games`` (labels) it plays.
+
+    A ``ppo:`` spec or a bare checkpoint loads one (:func:`agents.registry.checkpoint_of`), as does
+    an ``az:`` spec that names one; ``az`` naming none plays the shipped network of each game, so
+    each of ``games`` is looked up (:func:`agents.nets.shipped.default_model`). Other specs load none.
+    """
+    from agents.nets.shipped import default_model
+    from agents.registry import checkpoint_of, parse_spec
+
+    labels = [config_label(n, tuple(m)) for n, m in games]
+    name, rest = parse_spec(spec)
+    if checkpoint_of(spec) is not None:
+        return [{**network_file(rest if name == "ppo" else spec.strip()), "games": labels}]
+    if name != "az":
+        return []
+    from agents.players.az import parse_az_spec
+
+    path, _ = parse_az_spec(rest)
+    if path is not None:
+        return [{**network_file(path), "games": labels}]
+    by_network: dict[str, dict[str, Any]] = {}
+    for (n, mods), label in zip(games, labels, strict=True):
+        network = default_model(n, tuple(mods))
+        if network is not None:
+            by_network.setdefault(network, {**network_file(network), "games": []})["games"].append(label)
+    return list(by_network.values())
+
+
+#: the top-level packages of this project: an agent class from one of them is built in
+OWN_PACKAGES = ("agents", "splendor_env", "training")
+
+
+def agent_code(cls: type) -> dict[str, Any] | str:
+    """Where an agent's class comes from: ``"built in"`` (this package, at the card's commit), an
+    installed distribution and its version, or else its module file and that file's sha256."""
+    module = cls.__module__
+    top = module.split(".")[0]
+    if top in OWN_PACKAGES:
+        return "built in"
+    dists = metadata.packages_distributions().get(top)
+    if dists:
+        return {"module": module, "distribution": dists[0], "version": metadata.version(dists[0])}
+    file = getattr(sys.modules.get(module), "__file__", None)
+    return {"module": module, "file": file, "sha256": None if file is None else file_sha256(file)}
+
+
+def agent_provenance(
+    spec: str, games: Sequence[tuple[int, Sequence[str]]] = (), agent: object | None = None
+) -> dict[str, Any]:
+    """What ``spec`` played with: the spec, its networks (:func:`agent_networks`) and its class's code
+    (:func:`agent_code`). ``agent``: the agent already built from ``spec`` (else it is built here)."""
+    if agent is None:
+        from agents import build
+
+        agent = build(spec)
+    return {"spec": spec, "networks": agent_networks(spec, games), "code": agent_code(type(agent))}
+
+
+__all__ = [
+    "agent_code",
+    "agent_networks",
+    "agent_provenance",
+    "commit_state",
+    "cpu_seconds",
+    "file_sha256",
+    "network_file",
+    "where_made",
+]

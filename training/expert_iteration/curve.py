@@ -119,7 +119,8 @@ def make_curve(
     for point in points:
         spec = f"{agent}:{point['model']}" + (f",{options}" if options else "")
         folder = progress / f"iteration-{point['iteration']:04d}"
-        entry = rate_in_config(spec, players, modules, games, workers, backend, address, folder)
+        again = (folder / MANIFEST).is_file()  # a point played (or begun) by an earlier run of the curve
+        entry = rate_in_config(spec, players, modules, games, workers, backend, address, folder, resume=again)
         rated.append(
             {**point, "spec": spec, **{k: entry[k] for k in ("elo", "elo_ci95", "results", "wall_s")}}
         )

@@ -22,10 +22,10 @@ from agents.nets.checkpoint import model_zip_problem
 from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import config_folder, config_label, plays
-from training.common.progress import MANIFEST, open_run
-from training.common.provenance import cpu_seconds, where_made
+from training.common.progress import MANIFEST, claim_folder, open_run, piece, read_pieces
+from training.common.provenance import agent_networks, agent_provenance, where_made
 from training.matches.elo_fit import fit_rating, p_first
-from training.matches.evaluate import CANDIDATE, candidate_spec, evaluate
+from training.matches.evaluate import CANDIDATE, PROGRESS, candidate_spec, evaluate
 from training.matches.match import MatchResult, seated_agent
 from training.matches.protocol import PROTOCOL, anchor_of, played_protocol, reference_spec, references
 from training.matches.report import save_figure, win_rate_panel
@@ -89,11 +89,13 @@ def rate_in_config(
     address: str | None = None,
     folder: Path | None = None,
     protocol: dict[str, Any] | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """``spec`` against every reference of the protocol in one game configuration, and its Elo there.
 
-    ``folder``: where each finished chunk of games is saved; when it already holds a run's manifest,
-    only the missing chunks are played (the caller has checked that the run is the same one).
+    ``folder``: where each finished chunk of games is saved; ``resume``: play only the chunks missing
+    from it (its manifest must be this run's). Without ``resume`` a folder that holds games is
+    refused (:func:`~training.common.progress.open_run`): old games are never counted as new ones.
     The Elo is ``None`` where the protocol has not measured an anchor of a reference played.
     """
     protocol = protocol or PROTOCOL
@@ -118,7 +120,7 @@ def rate_in_config(
         address,
         modules,
         out=folder,
-        resume=folder is not None and (folder / MANIFEST).is_file(),
+        resume=folder is not None and resume,
         left_out={k: why for k, why in left_out.items() if why == "itself"},
     )
     rows = config_rows(results, players, dict(zip(opponents, refs, strict=True)), protocol, modules)
@@ -150,6 +152,55 @@ def elo_text(entry: dict[str, Any]) -> str:
     return f"Elo {entry['elo']:.0f} [{lo:.0f}, {hi:.0f}]"
 
 
+def card_plan(
+    spec: str, protocol: dict[str, Any] | None = None, only: list[tuple[int, tuple[str, ...]]] | None = None
+) -> tuple[list[tuple[int, tuple[str, ...]]], dict[str, str]]:
+    """The games ``spec``'s card plays and why it skips the others; refuses (:class:`CliError`) a
+    checkpoint that does not load and an agent that plays none of them, before anything is written."""
+    protocol = protocol or PROTOCOL
+    path = checkpoint_of(spec)
+    problem = model_zip_problem(path) if path is not None else None
+    if problem:
+        raise CliError(f"SPEC: {problem}")
+    configs, skipped = card_configs(spec, protocol)
+    if only is not None:
+        wanted = {(n, tuple(sorted(m))) for n, m in only}
+        skipped.update(
+            {config_label(n, m): "not asked for" for n, m in configs if (n, tuple(sorted(m))) not in wanted}
+        )
+        configs = [(n, m) for n, m in configs if (n, tuple(sorted(m))) in wanted]
+    if not configs:
+        raise CliError(f"SPEC {spec!r} plays none of the games asked for: " + "; ".join(skipped.values()))
+    return configs, skipped
+
+
+def saved_games(progress: Path | None) -> int:
+    """The games saved in a card's folder (every finished chunk of every game configuration)."""
+    total = 0
+    for path in [] if progress is None else sorted(progress.glob(f"*/{PROGRESS}")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                total += int(json.loads(line)["result"]["games"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line a kill cut short: its chunk is played again
+    return total
+
+
+def reference_provenance(protocol: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Each reference's networks (file and sha256) with the games it plays them in: the `az` reference
+    plays the networks ``protocol["az_networks"]`` names; the other references load none."""
+    protocol = protocol or PROTOCOL
+    out: dict[str, list[dict[str, Any]]] = {}
+    for ref in references(protocol):
+        nets: dict[str, dict[str, Any]] = {}
+        for n, mods in protocol["configs"]:
+            played = reference_spec(ref, n, mods, protocol)
+            for net in [] if played is None else agent_networks(played, [(n, tuple(mods))]):
+                nets.setdefault(net["network"], {**net, "games": []})["games"] += net["games"]
+        out[ref] = list(nets.values())
+    return out
+
+
 def make_card(
     spec: str,
     quick: bool = False,
@@ -166,24 +217,14 @@ def make_card(
 
     With ``progress`` (a folder), every finished chunk of games is saved there as it finishes, one
     evaluation folder per game configuration; ``resume`` plays only the chunks missing from it,
-    so an interrupted card resumes to the card an uninterrupted run writes. ``only``: the games
-    (player count, modules) to play of those the agent plays (each is saved on its own, so a card
-    can be played one game at a time into one folder).
+    so an interrupted card resumes to the card an uninterrupted run writes. Without ``resume`` a
+    folder that holds games is refused. ``only``: the games (player count, modules) to play of those
+    the agent plays (each is saved on its own, so a card can be played one game at a time into one
+    folder). Every invocation is a piece of the card (:func:`~training.common.progress.piece`): the
+    cost is the sum of the pieces, all listed, and the card is dated when it was completed.
     """
     protocol = protocol or PROTOCOL
-    path = checkpoint_of(spec)
-    problem = model_zip_problem(path) if path is not None else None
-    if problem:
-        raise CliError(f"SPEC: {problem}")
-    configs, skipped = card_configs(spec, protocol)
-    if only is not None:
-        wanted = {(n, tuple(sorted(m))) for n, m in only}
-        skipped.update(
-            {config_label(n, m): "not asked for" for n, m in configs if (n, tuple(sorted(m))) not in wanted}
-        )
-        configs = [(n, m) for n, m in configs if (n, tuple(sorted(m))) in wanted]
-    if not configs:
-        raise CliError(f"SPEC {spec!r} plays none of the games asked for: " + "; ".join(skipped.values()))
+    configs, skipped = card_plan(spec, protocol, only)
     games = protocol["games"]["quick" if quick else "full"]
     if progress is not None:
         manifest = {
@@ -194,14 +235,27 @@ def make_card(
         }
         open_run(progress, manifest, resume)
     out: list[dict[str, Any]] = []
-    made = where_made()  # the commit the games are played at, taken before they start
-    t0, c0 = time.perf_counter(), cpu_seconds()
-    for n, mods in configs:
-        folder = None if progress is None else progress / config_folder(n, mods)
-        entry = rate_in_config(spec, n, mods, games, workers, backend, address, folder, protocol)
-        out.append(entry)
-        if echo is not None:
-            echo(f"{entry['config']}: {elo_text(entry)} ({entry['wall_s']:.0f} s)")
+    before = saved_games(progress)
+    labels = [config_label(n, mods) for n, mods in configs]
+    with piece(progress, command="benchmark", configs=labels, workers=workers, backend=backend) as entry:
+        try:
+            for n, mods in configs:
+                folder = None if progress is None else progress / config_folder(n, mods)
+                again = resume and folder is not None and (folder / MANIFEST).is_file()
+                rated = rate_in_config(
+                    spec, n, mods, games, workers, backend, address, folder, protocol, again
+                )
+                out.append(rated)
+                if echo is not None:
+                    echo(f"{rated['config']}: {elo_text(rated)} ({rated['wall_s']:.0f} s)")
+        finally:
+            played = sum(r["games"] for c in out for r in c["results"])
+            entry["games"] = played if progress is None else saved_games(progress) - before
+    pieces = [entry] if progress is None else read_pieces(progress)
+    in_pieces = sum(int(p.get("games", 0)) for p in pieces)
+    unrecorded = sum(r["games"] for c in out for r in c["results"]) - in_pieces
+    name, options = candidate_spec(spec, protocol["deterministic"])
+    agent = seated_agent(name, CANDIDATE, **options)
     return {
         "spec": spec,
         "protocol": protocol,
@@ -211,13 +265,20 @@ def make_card(
         "skipped": skipped,
         "rating": {"config": out[0]["config"], "elo": out[0]["elo"], "elo_ci95": out[0]["elo_ci95"]},
         "cost": {
-            "games": sum(r["games"] for c in out for r in c["results"]),
-            "wall_s": time.perf_counter() - t0,
-            "cpu_s": cpu_seconds() - c0,  # this process and its finished local workers (not Ray's)
+            "games": in_pieces,
+            "wall_s": sum(float(p["wall_s"]) for p in pieces),
+            "cpu_s": sum(float(p["cpu_s"]) for p in pieces),  # each piece: its process and local workers
             "workers": workers,
             "backend": backend,
+            "pieces": pieces,
+            # games of the card played before its folder recorded pieces: their cost is unknown
+            **({"unrecorded_games": unrecorded} if unrecorded > 0 else {}),
         },
-        "made": made,
+        "provenance": {
+            "agent": agent_provenance(spec, configs, agent),
+            "references": reference_provenance(protocol),
+        },
+        "made": where_made(),  # when the card was completed (each piece names its own commit)
     }
 
 
@@ -229,10 +290,86 @@ def _anchor(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.0f}"
 
 
+NOT_RECORDED = "not recorded"  # what a card made before a field was recorded shows for it
+
+
+def _dirty(made: dict[str, Any]) -> str:
+    if "dirty" not in made or made["dirty"] is None:
+        return f"uncommitted changes {NOT_RECORDED}"
+    return "with uncommitted changes" if made["dirty"] else "clean tree"
+
+
+def _network(net: dict[str, Any]) -> str:
+    where = ", ".join(net.get("games") or [])
+    digest = f"sha256 `{net['sha256']}`" if net.get("sha256") else "no file found"
+    return f"`{net['network']}` ({where + ', ' if where else ''}{digest})"
+
+
+def _code(code: Any) -> str:
+    if code == "built in":
+        return "built into splendor-env (the version and commit above)"
+    if "distribution" in code:
+        return f"`{code['module']}` from the distribution `{code['distribution']}` {code['version']}"
+    digest = f"sha256 `{code['sha256']}`" if code.get("sha256") else "no file found"
+    return f"`{code['module']}`, module file `{code['file']}` ({digest})"
+
+
+def provenance_lines(card: dict[str, Any]) -> list[str]:
+    """The card's provenance as Markdown: the code, the networks and their sha256, the machine, the
+    protocol; what an older card did not record is said to be ``not recorded``."""
+    made, prov = card["made"], card.get("provenance", {})
+    agent = prov.get("agent")
+    lines = [
+        "",
+        "## Provenance",
+        "",
+        f"- Package: splendor-env {made.get('version', NOT_RECORDED)}, commit {made['commit']} ({_dirty(made)}).",
+        f"- Protocol: version {card['protocol']['version']}.",
+        f"- Agent: `{card['spec']}`.",
+    ]
+    if agent is None:
+        lines.append(f"- Its networks and code: {NOT_RECORDED}.")
+    else:
+        nets = agent["networks"]
+        lines.append("- Its networks: " + ("; ".join(map(_network, nets)) if nets else "none") + ".")
+        lines.append(f"- Its code: {_code(agent['code'])}.")
+    refs = prov.get("references")
+    if refs is None:
+        lines.append(f"- The references' networks: {NOT_RECORDED}.")
+    else:
+        for ref, nets in refs.items():
+            if nets:
+                lines.append(f"- Reference `{ref}` plays " + "; ".join(map(_network, nets)) + ".")
+    lines.append(f"- Machine: {made['machine']}.")
+    return lines
+
+
+def pieces_lines(cost: dict[str, Any]) -> list[str]:
+    """The card's pieces (each invocation that played into its folder) as a Markdown table."""
+    if "pieces" not in cost:
+        return ["", "## Pieces", "", f"The invocations that played it: {NOT_RECORDED}."]
+    lines = [
+        "",
+        "## Pieces",
+        "",
+        "| start | end | wall s | CPU s | games | commit | ended |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in cost["pieces"]:
+        commit = p["commit"] + (" (uncommitted changes)" if p.get("dirty") else "")
+        lines.append(
+            f"| {p['start']} | {p['end']} | {p['wall_s']:.0f} | {p['cpu_s']:.0f} | {p.get('games', '?')} "
+            f"| {commit} | {p['ended']} |"
+        )
+    return lines
+
+
 def card_markdown(card: dict[str, Any]) -> str:
-    """The card as a Markdown page: the rating, per configuration a table of the references, the cost."""
+    """The card as a Markdown page: the rating, per configuration a table of the references, the cost,
+    the provenance and the pieces (a card from before they were recorded says so)."""
     made, cost, rating = card["made"], card["cost"], card["rating"]
     version = card["protocol"]["version"]
+    pieces = len(cost.get("pieces", []))
     lines = [
         f"# Benchmark card: `{card['spec']}`",
         "",
@@ -240,9 +377,15 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"protocol {version} ({card['kind']} card, {card['games_per_reference']} games "
         "per reference and configuration, seat-rotated, fixed deals).",
         "",
-        f"Made {made['date']}, commit {made['commit']}, on {made['machine']}. "
+        f"{'Completed' if pieces else 'Made'} {made['date']}, commit {made['commit']}, on {made['machine']}. "
         f"Cost: {cost['games']} games in {cost['wall_s']:.0f} s wall, {cost['cpu_s']:.0f} s CPU, "
-        f"{cost['workers']} worker(s) ({cost['backend']}).",
+        f"{cost['workers']} worker(s) ({cost['backend']})"
+        + (f", over {pieces} pieces (below)." if pieces > 1 else ".")
+        + (
+            f" Not counted: {cost['unrecorded_games']} of its games, played before its pieces were recorded."
+            if cost.get("unrecorded_games")
+            else ""
+        ),
     ]
     if version == 1:
         lines += [
@@ -275,6 +418,7 @@ def card_markdown(card: dict[str, Any]) -> str:
     if card["skipped"]:
         lines += ["", "## Not played", ""]
         lines += [f"- {k}: {v}" for k, v in card["skipped"].items()]
+    lines += provenance_lines(card) + pieces_lines(cost)
     return "\n".join(lines) + "\n"
 
 
@@ -337,13 +481,18 @@ def run_benchmark(
     address: str | None = None,
     echo: Callable[[str], None] = print,
     resume: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does.
 
-    The games are saved in ``out/games/`` as they finish; ``resume`` plays only what is missing there.
+    The games are saved in ``out/games/`` as they finish; ``resume`` plays only what is missing there,
+    ``force`` empties a card's folder first (:func:`~training.common.progress.claim_folder`, after
+    the agent is checked); without either, a folder that holds games is refused.
     """
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {str(out)!r} exists and is not a folder")
+    card_plan(spec)  # the agent checked before the folder is touched
+    claim_folder(out, resume, force, run=out / "games")
     card = make_card(spec, quick, workers, backend, address, echo, out / "games", resume)
     for path in write_card(card, out):
         echo(f"wrote {path}")
@@ -355,10 +504,12 @@ __all__ = [
     "card_configs",
     "card_figure",
     "card_markdown",
+    "card_plan",
     "fit_rating",
     "make_card",
     "p_first",
     "rate_in_config",
+    "reference_provenance",
     "reference_spec",
     "run_benchmark",
     "where_made",

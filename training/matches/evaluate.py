@@ -23,7 +23,7 @@ from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
-from training.common.progress import JobLog, open_run
+from training.common.progress import JobLog, claim_folder, open_run
 from training.matches.match import MatchResult, play_match, seated_agent
 
 CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
@@ -266,12 +266,17 @@ def run_evaluation(
     out: str | Path | None = None,
     resume: bool = False,
     chunk_games: int = CHUNK_GAMES,
+    force: bool = False,
 ) -> list[MatchResult]:
     """:func:`evaluate`, then the report per player count (who sat out and why) and, with
     ``json_path``, the results as JSON: what ``python -m training.evaluate`` prints and writes.
-    With ``out`` the finished chunks and the results (``results.json``) go there too."""
+    With ``out`` the finished chunks and the results (``results.json``) go there too: a folder that
+    holds games is refused unless ``resume`` goes on with them or ``force`` empties it first
+    (:func:`~training.common.progress.claim_folder`)."""
     modules = tuple(modules)
     skip = sit_outs(opponents, players, modules)
+    if out is not None:
+        claim_folder(Path(out), resume, force)
     t0 = time.perf_counter()
     results = evaluate(
         candidate,

@@ -28,7 +28,7 @@ from splendor_env.records import write_records
 from training.common.cli import CliError, check_game_args
 from training.common.games import config_folder, config_label, plays
 from training.common.jobs import check_backend, chunks, job_seed, map_jobs
-from training.common.progress import JobLog, as_json, open_run
+from training.common.progress import JobLog, as_json, claim_folder, open_run
 from training.matches.match import seated_agent
 from training.matches.report import format_tables, summarise, write_outputs
 
@@ -192,6 +192,7 @@ def check_inputs(
     address: str | None = None,
     modules: Sequence[str] = (),
     resume: bool = False,
+    force: bool = False,
 ) -> None:
     """Refuse bad arguments before any game is played or any file written (messages name the argument)."""
     counts = [players] if isinstance(players, int) else list(players)
@@ -208,6 +209,8 @@ def check_inputs(
         raise CliError(f"--out {str(out)!r} exists and is not a directory")
     if resume and out is None:
         raise CliError("--resume needs --out, the folder of the run to resume")
+    if force and out is None:
+        raise CliError("--force needs --out, the folder to empty and start afresh")
     try:
         raw_env(num_players=counts[0], max_turns=max_turns, modules=tuple(modules))  # the env's own checks
     except ValueError as exc:
@@ -255,6 +258,7 @@ def run_tournament(
     address: str | None = None,
     modules: Sequence[str] = (),
     resume: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Play the round robin of every configuration and write the outputs; returns the summary.
 
@@ -262,16 +266,21 @@ def run_tournament(
     as before; with several, ``{"configurations": [...]}`` and one folder each.
     With ``out``, each game is saved there as it finishes (``games.progress.jsonl``
     per configuration, and ``manifest.json``); ``resume`` plays only the games missing
-    from the folder of a run stopped with the same arguments, for the same tables.
+    from the folder of a run stopped with the same arguments, for the same tables. A folder that
+    holds games is refused unless ``resume`` goes on with them or ``force`` empties it first
+    (:func:`~training.common.progress.claim_folder`, once the agents are checked).
     """
     counts = [players] if isinstance(players, int) else list(players)
     modules = tuple(modules)
-    check_inputs(specs, counts, games, workers, seed, max_turns, out, backend, address, modules, resume)
+    check_inputs(
+        specs, counts, games, workers, seed, max_turns, out, backend, address, modules, resume, force
+    )
     configs = configurations(specs, counts, modules)
     if all(len(c["agents"]) < 2 for c in configs):
         reasons = "; ".join(f"{s}: {r}" for c in configs for s, r in c["skipped"].items())
         raise CliError(f"no configuration has two agents that can play it ({reasons})")
     if out is not None:
+        claim_folder(Path(out), resume, force)
         manifest = {
             "command": "tournament",
             "agents": list(specs),

@@ -45,7 +45,7 @@ from agents.runner import decision_state
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.games import plays
 from training.common.jobs import check_backend
-from training.common.progress import MANIFEST, open_run
+from training.common.progress import MANIFEST, claim_folder, open_run
 from training.matches.evaluate import evaluate
 
 
@@ -103,14 +103,17 @@ def run_bench(
     modules: Sequence[str] = (),
     out: Path | None = None,
     resume: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Latency and anchor win rates (per player count) for every spec, in the ``modules`` game.
 
     With ``out``, every match's games are saved there as they finish (one evaluation folder per
-    agent, anchor and player count); ``resume`` plays only the games missing from it. Latencies
+    agent, anchor and player count); ``resume`` plays only the games missing from it, ``force``
+    empties it first (the folder rule: :func:`~training.common.progress.claim_folder`). Latencies
     are timings, so they are measured again.
     """
     if out is not None:
+        claim_folder(out, resume, force)
         # the name from before training/bench became training/speed: older folders still resume
         manifest = {"command": "bench.policies", "agents": list(specs), "anchors": list(anchors)}
         manifest |= {"games": games, "seed": seed, "players": list(players), "modules": list(modules)}
@@ -204,9 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     parser.add_argument("--out", default=None, help="save the games here as they finish (for --resume)")
     parser.add_argument("--resume", action="store_true", help="play only the games missing from --out")
+    parser.add_argument("--force", action="store_true", help="empty --out first when it holds a run's games")
     args = parser.parse_args(argv)
     if args.resume and args.out is None:
         raise CliError("--resume needs --out, the folder of the run to resume")
+    if args.force and args.out is None:
+        raise CliError("--force needs --out, the folder to empty and start afresh")
     check_inputs(args)
     bench = run_bench(
         args.agents,
@@ -219,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         args.modules,
         None if args.out is None else Path(args.out),
         args.resume,
+        args.force,
     )
     print(format_bench(bench))
     if args.json:
