@@ -285,12 +285,12 @@ def is_model_path(spec: str) -> bool:
         return False
     if text.endswith(".zip") or Path(text).is_file():
         return True
-    from agents.nets.shipped import resolve_model
+    from agents.nets.shipped import resolve_model, retired_note
 
     try:
         resolve_model(text)
     except FileNotFoundError:
-        return False
+        return retired_note(text) is not None  # a retired network's name: loading it says where it is
     return True
 
 

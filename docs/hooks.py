@@ -7,6 +7,10 @@ table or observation layout (``action_table``, ``layout_table``,
 (``data_readme``) or, for ``module:NAME``, the rules text of that Cities of
 Splendor module, its file's own docstring. ``tests/test_docs.py`` runs
 :func:`expand` on every page and checks the result against the code.
+
+The leaderboard page (``docs/leaderboard.md``) is generated whole from the committed benchmark
+cards (:func:`training.matches.leaderboard.leaderboard_markdown`) at every build, and each card's
+``card.md`` and ``card.png`` join the site under ``cards/`` (:func:`on_files`), where its rows link.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 MARKER = re.compile(r"^<!-- generated: ([\w:]+) -->$", flags=re.M)
+ROOT = Path(__file__).resolve().parents[1]
+#: the page generated whole from the cards, and where the site keeps the cards' pages and figures
+LEADERBOARD = "leaderboard.md"
+SITE_CARDS = "cards"
 
 
 def _text_block(text: str) -> str:
@@ -81,7 +89,37 @@ def expand(markdown: str) -> str:
     return MARKER.sub(lambda m: generate(m.group(1)), markdown)
 
 
+def leaderboard() -> str:
+    """The leaderboard page as the site shows it: generated from the cards now, linking to their site copies."""
+    from training.matches.leaderboard import CARDS, leaderboard_markdown
+
+    return leaderboard_markdown(ROOT / CARDS, link_root=SITE_CARDS)
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """Every committed card's ``card.md`` (a page, in no nav) and ``card.png`` join the site under ``cards/``."""
+    from mkdocs.structure.files import File, InclusionLevel
+
+    from training.matches.leaderboard import CARDS, read_cards
+
+    for folder, _ in read_cards(ROOT / CARDS):
+        for name in ("card.md", "card.png"):
+            path = ROOT / CARDS / folder / name
+            if path.is_file():
+                files.append(
+                    File.generated(
+                        config,
+                        f"{SITE_CARDS}/{folder}/{name}",
+                        abs_src_path=str(path),
+                        inclusion=InclusionLevel.NOT_IN_NAV,
+                    )
+                )
+    return files
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if page.file.src_uri == LEADERBOARD:
+        return leaderboard()
     return expand(markdown)
 
 

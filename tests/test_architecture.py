@@ -90,6 +90,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
             "training.critic_fit",
             "training.evaluate",
             "training.gym_quickstart",
+            "training.leaderboard",
             "training.learning_curve",
             "training.play",
             "training.records",

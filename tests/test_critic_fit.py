@@ -16,6 +16,7 @@ import torch
 from agents import build
 from agents.nets.checkpoint import load_model, model_bytes
 from agents.nets.numba_net import export_network
+from agents.nets.shipped import retired_note
 from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.critic import config as fit_config
@@ -24,7 +25,7 @@ from training.critic.positions import collect, draw_positions, jobs_for, split_g
 from training.expert_iteration.ship import ship
 from training.matches.value_report import play_games
 
-TINY = {"model": "az_2p_v2", "games": 12, "validation_games": 6, "games_per_job": 5, "positions_per_game": 3}
+TINY = {"model": "az_2p", "games": 12, "validation_games": 6, "games_per_job": 5, "positions_per_game": 3}
 
 
 def config(tmp_path: Path, **over: Any) -> fit_config.CriticFitConfig:
@@ -38,12 +39,12 @@ def config(tmp_path: Path, **over: Any) -> fit_config.CriticFitConfig:
         ({}, "model: name the network"),
         ({"model": "no_such_model"}, "model: model file not found"),
         ({"model": "az_modules_2p"}, "model:"),
-        ({"model": "az_2p_v2", "positions_per_game": 0}, "positions_per_game"),
-        ({"model": "az_2p_v2", "playouts": -1}, "playouts"),
-        ({"model": "az_2p_v2", "players": 5}, "players"),
-        ({"model": "az_2p_v2", "fit": {"epochs": 0}}, "fit.epochs"),
-        ({"model": "az_2p_v2", "fitt": {}}, "fitt"),
-        ({"model": "az_2p_v2", "modules": ["cities", "cities"]}, "modules[1]"),
+        ({"model": "az_2p", "positions_per_game": 0}, "positions_per_game"),
+        ({"model": "az_2p", "playouts": -1}, "playouts"),
+        ({"model": "az_2p", "players": 5}, "players"),
+        ({"model": "az_2p", "fit": {"epochs": 0}}, "fit.epochs"),
+        ({"model": "az_2p", "fitt": {}}, "fitt"),
+        ({"model": "az_2p", "modules": ["cities", "cities"]}, "modules[1]"),
     ],
 )
 def test_config_errors_name_the_key(raw: dict[str, Any], message: str) -> None:
@@ -62,7 +63,7 @@ def test_games_are_shared_over_the_player_counts_and_held_out_seeds_are_other_de
 
 
 def test_drawn_positions_are_distinct_decisions_of_finished_games_with_their_results() -> None:
-    agent = build("ppo:az_2p_v2")
+    agent = build("ppo:az_2p")
     record = play_games((agent, agent), 8, seed=77, max_turns=58)  # about half the games cut at 58 turns
     finished = ~np.isnan(record.result[:, 0])
     assert 0 < finished.sum() < 8
@@ -88,13 +89,13 @@ def test_playout_targets_are_the_mean_of_the_game_and_its_playouts(tmp_path: Pat
     assert all(j.playouts == 3 for j in train) and all(
         j.playouts == 0 for j in held
     )  # held out: real results
-    network = model_bytes(load_model("az_2p_v2"))
+    network = model_bytes(load_model("az_2p"))
     job = GamesJob(network, 2, (), 500, 2, 100, 2, playouts=3)
     pos = play_job(job)
     plain = play_job(GamesJob(network, 2, (), 500, 2, 100, 2))
     np.testing.assert_array_equal(pos.obs, plain.obs)  # the same drawn decisions
     # by hand: the same games with their states, the same draw, the playouts of the drawn rows
-    agent = build("ppo:az_2p_v2")
+    agent = build("ppo:az_2p")
     record = play_games((agent, agent), 2, 500, batch=500, max_turns=100, keep_states=True)
     rows: list[np.ndarray] = []
     draw_positions(
@@ -112,7 +113,7 @@ def test_playout_targets_are_the_mean_of_the_game_and_its_playouts(tmp_path: Pat
 
 def test_the_positions_do_not_depend_on_the_workers(tmp_path: Path) -> None:
     cfg = config(tmp_path)
-    network = model_bytes(load_model("az_2p_v2"))
+    network = model_bytes(load_model("az_2p"))
     one = collect(cfg, network, 1, "local", None)[1][2]
     two = collect(cfg, network, 2, "local", None)[1][2]
     np.testing.assert_array_equal(one.obs, two.obs)
@@ -120,7 +121,7 @@ def test_the_positions_do_not_depend_on_the_workers(tmp_path: Path) -> None:
 
 
 def test_training_keeps_the_critic_of_the_best_held_out_check() -> None:
-    model = load_model("az_2p_v2")
+    model = load_model("az_2p")
     policy = model.policy
     views = (
         np.random.default_rng(0).integers(0, 3, (64, policy.observation_space.shape[0])).astype(np.float16)
@@ -147,7 +148,7 @@ def test_a_refit_keeps_the_actor_writes_its_folder_and_ships(tmp_path: Path) -> 
     cfg = config(tmp_path, fit={"epochs": 2, "learning_rate": 1e-3, "evals": 2, "batch_size": 16})
     facts = critic_fit(cfg, workers=1)
     out = Path(cfg.output_dir)
-    old, new = load_model("az_2p_v2").policy, load_model(out / "best.zip").policy
+    old, new = load_model("az_2p").policy, load_model(out / "best.zip").policy
     obs = torch.as_tensor(np.random.default_rng(1).integers(0, 3, (8, 497)).astype(np.float32))
     with torch.no_grad():
         torch.testing.assert_close(
@@ -160,8 +161,8 @@ def test_a_refit_keeps_the_actor_writes_its_folder_and_ships(tmp_path: Path) -> 
     meta = json.loads(ship(out, "az_refit", "a refit", "python -m training.critic_fit --config c.yaml", [], [], False,
                            tmp_path / "shipped").read_text())  # fmt: skip
     assert meta["game"] == {"players": [2], "modules": []}
-    assert meta["training"]["critic_fit"]["model"] == "az_2p_v2"
-    assert meta["training"]["base_training"]["iterations"] == 424  # az_2p_v2's own expert iteration
+    assert meta["training"]["critic_fit"]["model"] == "az_2p"
+    assert meta["training"]["base_training"]["iterations"] == 262  # az_2p's own expert iteration
     assert meta["training_curve"] == rows
 
 
@@ -213,7 +214,11 @@ def test_shipped_configs_are_valid(path: Path) -> None:
         assert any(model.startswith(read_mapping(c)["output_dir"] + "/") for c in configs), (
             f"{path.name}: no shipped search config writes {model}"
         )
-        cfg = fit_config.load(path, ["model=az_2p_v3"])  # a network of the same game stands in
+        cfg = fit_config.load(path, ["model=az_2p"])  # a network of the same game stands in
+    elif retired_note(model) is not None:  # a recipe from a network retired from the package
+        with pytest.raises(ConfigError, match="retired"):
+            fit_config.load(path)
+        cfg = fit_config.load(path, ["model=az_2p"])  # a network of the same game stands in
     else:
         cfg = fit_config.load(path)
     assert cfg.output_dir.startswith("runs/critic_fit_")

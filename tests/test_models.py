@@ -19,16 +19,20 @@ from pathlib import Path
 
 import pytest
 
-from agents.nets.shipped import default_model, resolve_model, shipped_dir, shipped_models, shipped_names
+from agents.nets.shipped import (
+    RETIRED,
+    default_model,
+    resolve_model,
+    shipped_dir,
+    shipped_models,
+    shipped_names,
+)
 from splendor_env.actions import NUM_ACTIONS, NUM_ACTIONS_ALL
 from splendor_env.observation import OBS_DIM, OBS_DIM_ALL
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = [
     "az_2p",
-    "az_2p_v2",
-    "az_2p_v3",
-    "az_2p_v4",
     "az_2p_v5",
     "az_3_4p",
     "az_3_4p_v2",
@@ -170,6 +174,48 @@ def test_an_unknown_name_is_a_clear_error(
         resolve_model(given)
 
 
+@pytest.mark.parametrize("given", ["az_2p_v3", "az_2p_v3.zip"])
+def test_a_retired_name_says_which_commit_has_it(
+    given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A network retired from the package (0.6.0) is an error naming its sha256 and the commit that
+    shipped it; the file that commit gives back, left in the working folder, is what the name then names."""
+    monkeypatch.chdir(tmp_path)
+    sha, commit = RETIRED["az_2p_v3"]
+    with pytest.raises(
+        FileNotFoundError,
+        match=rf"retired .* {sha[:16]}.*git show {commit}:agents/shipped/az_2p_v3.zip > az_2p_v3.zip",
+    ):
+        resolve_model(given)
+    (tmp_path / "az_2p_v3.zip").write_bytes(b"fetched")
+    assert resolve_model(given) == Path("az_2p_v3.zip")
+
+
+def test_the_retired_networks_are_gone_from_the_package_and_listed() -> None:
+    readme = (shipped_dir() / "README.md").read_text(encoding="utf-8")
+    policies = (ROOT / "docs" / "results" / "policies.md").read_text(encoding="utf-8")
+    for name, (sha, commit) in RETIRED.items():
+        assert name not in shipped_names() and not (shipped_dir() / f"{name}.zip").exists()
+        for text in (readme, policies):
+            assert f"| `{name}` | `{sha}` | `{commit}` |" in text, name
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED))
+def test_a_retired_networks_commit_holds_it_byte_for_byte(name: str) -> None:
+    """The commit the error names gives the file back with the sha256 it names (needs the history)."""
+    import hashlib
+
+    sha, commit = RETIRED[name]
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{commit}:agents/shipped/{name}.zip"],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"commit {commit} is not in this checkout (a shallow clone?)")
+    assert hashlib.sha256(done.stdout).hexdigest() == sha
+
+
 def _one_move(agent, num_players: int = 2, modules: tuple[str, ...] = ()) -> None:
     import splendor_env
 
@@ -254,7 +300,7 @@ for module in (agents, splendor_env, training):
     assert Path(module.__file__).resolve().is_relative_to(site), (module.__name__, module.__file__)
 from agents.nets.shipped import default_model, resolve_model, shipped_models
 
-assert sorted(shipped_models()) == ["az_2p", "az_2p_v2", "az_2p_v3", "az_2p_v4", "az_2p_v5", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "az_modules_2p_v2", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
+assert sorted(shipped_models()) == ["az_2p", "az_2p_v5", "az_3_4p", "az_3_4p_v2", "az_modules_2p", "az_modules_2p_v2", "ppo_2p", "ppo_base_3_4p", "ppo_modules_2p"], shipped_models()
 assert resolve_model("ppo_2p").resolve().is_relative_to(site)
 assert default_model(2, ()) == "az_2p_v5"
 import numpy as np

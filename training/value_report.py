@@ -5,7 +5,7 @@
     python -m training.value_report --players 3 --games 300    # critic of ppo_base_3_4p
     python -m training.value_report --modules cities trading_posts orient strongholds --games 300
     python -m training.value_report --players 4 --model my_3_4p.zip --agents ppo:my_3_4p.zip greedy
-    python -m training.value_report --model az_2p_v3 --agents ppo:az_2p ppo:az_2p --games 300 --playouts 32
+    python -m training.value_report --model az_2p_v5 --agents ppo:az_2p ppo:az_2p --games 300 --playouts 32
 
 The library is :mod:`training.matches.value_report`; what is measured, how and what it
 found: docs/results/value-report.md.

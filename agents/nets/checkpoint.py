@@ -37,7 +37,10 @@ def model_zip_problem(path: str | Path, modules: Sequence[str] | None = None) ->
     """
     p = Path(path)
     if not p.is_file():
-        return f"model file not found: {str(path)!r}"
+        from agents.nets.shipped import retired_note
+
+        note = retired_note(path)
+        return f"model file not found: {note or repr(str(path))}"
     if not zipfile.is_zipfile(p):
         return f"{str(path)!r} is not a zip file (truncated, or not a MaskablePPO .zip)"
     try:
@@ -80,11 +83,14 @@ def load_model(path: str | Path) -> Any:
     model loads from an installed wheel too, and a missing file is one clear error.
     """
 
-    from agents.nets.shipped import resolve_model, shipped_names
+    from agents.nets.shipped import resolve_model, retired_note, shipped_names
 
     try:
         p = resolve_model(path)
     except FileNotFoundError:
+        note = retired_note(path)
+        if note is not None:
+            raise FileNotFoundError(f"PPO model file not found: {note}") from None
         raise FileNotFoundError(
             f"PPO model file not found: {str(path)!r} (expected a MaskablePPO .zip or a shipped model: "
             f"{', '.join(shipped_names())})"

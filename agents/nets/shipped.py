@@ -18,6 +18,19 @@ from typing import Any
 #: The data folder inside the ``agents`` package that holds the shipped models.
 SHIPPED_DIR = "shipped"
 
+#: The release that took the retired networks out of the package.
+RETIRED_IN = "0.6.0"
+#: Networks shipped once and retired from the package (:data:`RETIRED_IN`): name -> (sha256 of its
+#: ``NAME.zip``, the commit that shipped it). Why retired: the package keeps only the networks a
+#: default or the benchmark protocol names (each older 2-player default weighed 3 MB in every
+#: install); the results in the docs still name these, and the commit gives each back byte for byte
+#: (:func:`retired_note`). agents/shipped/README.md lists them.
+RETIRED: dict[str, tuple[str, str]] = {
+    "az_2p_v2": ("fa8330b99bf1779336664f57a4df2848794c485afc1d0e2016fd2e355587df15", "d2c8b7bc7e81"),
+    "az_2p_v3": ("6e74daac142aabbcd2a97b7d4a6d051518037542abbf505bb189de8a47552262", "27f3db9d2e87"),
+    "az_2p_v4": ("1e7777b925c5cd7306ed0365be6563fffed5f6cadcdd3005e8bf56276a02a2bb", "e1aa2cb32aef"),
+}
+
 
 def shipped_dir() -> Path:
     """The folder holding the shipped ``.zip`` / ``.json`` files (a real folder: wheels install unzipped)."""
@@ -55,12 +68,28 @@ def _shipped_name(text: str) -> str | None:
     return stem if len(p.parts) == 1 and stem in _load_all() else None
 
 
+def retired_note(name_or_path: str | Path) -> str | None:
+    """Where to get a retired network back, when ``name_or_path`` names one (``NAME`` or ``NAME.zip``);
+    else ``None``. The file it brings back, left in the working folder, is what ``NAME`` then names."""
+    p = Path(str(name_or_path).strip())
+    stem = p.name[: -len(".zip")] if p.name.endswith(".zip") else p.name
+    if len(p.parts) != 1 or stem not in RETIRED:
+        return None
+    sha, commit = RETIRED[stem]
+    return (
+        f"{stem!r} was retired from the package in {RETIRED_IN} (sha256 {sha[:16]}...); get it back from "
+        f"the commit that shipped it, in a clone of the repository: "
+        f"git show {commit}:agents/shipped/{stem}.zip > {stem}.zip, then name that file ({stem}.zip)"
+    )
+
+
 def resolve_model(name_or_path: str | Path) -> Path:
     """The model file ``name_or_path`` names.
 
     In order: an existing file (``NAME`` or ``NAME.zip``) is itself; a shipped
     name (``ppo_2p``, ``ppo_2p.zip``) is the packaged file. Anything else raises
-    :class:`FileNotFoundError` naming the shipped models.
+    :class:`FileNotFoundError`: for a retired network's name, where to get it back
+    (:func:`retired_note`); otherwise naming the shipped models.
     """
     text = str(name_or_path).strip()
     if text:
@@ -72,6 +101,9 @@ def resolve_model(name_or_path: str | Path) -> Path:
         name = _shipped_name(text)
         if name is not None:
             return Path(_load_all()[name]["path"])
+        note = retired_note(text)
+        if note is not None:
+            raise FileNotFoundError(f"model not found: {note}")
     raise FileNotFoundError(
         f"model not found: {text!r} is neither a file nor a shipped model; "
         f"shipped models: {', '.join(shipped_names())}"
@@ -112,8 +144,11 @@ def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -
 
 
 __all__ = [
+    "RETIRED",
+    "RETIRED_IN",
     "default_model",
     "resolve_model",
+    "retired_note",
     "search_options",
     "shipped_dir",
     "shipped_models",
