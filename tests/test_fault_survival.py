@@ -163,6 +163,9 @@ def test_a_tournament_stopped_by_sigterm_resumes_playing_only_the_missing_games(
         time.sleep(0.05)
     run.send_signal(signal.SIGTERM)
     assert run.wait(timeout=60) == 143
+    last = run.stderr.read().decode().strip().splitlines()[-1]
+    assert last.startswith("python -m training.tournament: stopped (SIGTERM); what was finished is saved in ")
+    assert last.endswith(" ".join(command(out)[3:]) + " --resume"), last
     before = progress.read_text()
     played = len(before.splitlines())
     assert 3 <= played < 10 and not (out / "summary.json").exists()

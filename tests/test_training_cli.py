@@ -350,3 +350,31 @@ def test_progress_callback_renders_during_a_run(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "/64 steps" in err and "steps/s" in err and "left" in err
     assert np.isfinite(json.loads((tmp_path / "run" / "summary.json").read_text())["wall_time_s"])
+
+
+def test_a_stopped_command_says_in_one_line_what_was_saved_and_how_to_go_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.common.cli import note_saving
+
+    def stopped_after_saving(argv: list[str] | None) -> None:
+        note_saving(tmp_path / "run")
+        raise KeyboardInterrupt
+
+    assert (
+        run_cli(stopped_after_saving, ["x", "--out", "run", "--force"], prog="python -m training.evaluate")
+        == 130
+    )
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"python -m training.evaluate: stopped (Ctrl-C); what was finished is saved in {tmp_path / 'run'}: "
+        "go on with python -m training.evaluate x --out run --resume"
+    )
+
+    def stopped_before_saving(argv: list[str] | None) -> None:
+        raise SystemExit(143)
+
+    with pytest.raises(SystemExit) as exc:
+        run_cli(stopped_before_saving, [], prog="python -m training.evaluate")
+    assert exc.value.code == 143
+    assert capsys.readouterr().err.strip() == "python -m training.evaluate: stopped (SIGTERM)"

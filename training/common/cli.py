@@ -26,6 +26,25 @@ class CliError(Exception):
 
 USER_ERRORS: tuple[type[BaseException], ...] = (CliError, ValueError, OSError)
 
+#: the folders the running command saves its finished work into (:func:`note_saving`)
+SAVING: list[str] = []
+
+
+def note_saving(folder: str | os.PathLike[str]) -> None:
+    """Say that this command saves its finished work in ``folder``, so a stop names it and ``--resume``."""
+    if str(folder) not in SAVING:
+        SAVING.append(str(folder))
+
+
+def stop_line(prog: str, args: list[str], why: str) -> str:
+    """One line for a stopped command: what was saved and the command that goes on (``--resume``)."""
+    if not SAVING:
+        return f"{prog}: stopped ({why})"
+    again = [a for a in args if a != "--force"]
+    again = again if "--resume" in again else [*again, "--resume"]
+    command = " ".join([prog if prog.startswith("python") else f"python -m {prog}", *again])
+    return f"{prog}: stopped ({why}); what was finished is saved in {SAVING[0]}: go on with {command}"
+
 
 def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = None, prog: str = "") -> int:
     """Run ``main(argv)``; a user-input error prints ``prog: error: message`` and returns 2.
@@ -38,8 +57,16 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
     args = [a for a in args if a != "--debug"]
     prog = prog or os.path.basename(sys.argv[0])
     previous = exit_on_sigterm()
+    SAVING.clear()
     try:
         result = main(args)
+    except KeyboardInterrupt:
+        print(stop_line(prog, args, "Ctrl-C"), file=sys.stderr)
+        return 130
+    except SystemExit as exc:
+        if exc.code == 143:
+            print(stop_line(prog, args, "SIGTERM"), file=sys.stderr)
+        raise
     except USER_ERRORS as exc:
         if debug:
             raise

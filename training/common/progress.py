@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from training.common.cli import CliError
+from training.common.cli import CliError, note_saving
 from training.common.provenance import cpu_seconds, where_made
 
 MANIFEST = "manifest.json"
@@ -132,6 +132,7 @@ def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
             raise refusal(folder)
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        note_saving(folder)
         return
     if not path.is_file():
         raise CliError(f"--resume: {str(folder)!r} has no {MANIFEST} (no run was started there)")
@@ -145,6 +146,7 @@ def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
                 f"--resume: {str(folder)!r} was started with {key} {old.get(key)!r}, "
                 f"not {manifest.get(key)!r} (resume with the same arguments, or start a new folder)"
             )
+    note_saving(folder)
 
 
 class JobLog:
