@@ -16,6 +16,7 @@ from pathlib import Path
 
 from training.common.cli import CliError, check_game_args, run_cli
 from training.common.jobs import add_backend_arguments, check_backend
+from training.common.progress import check_writable
 from training.matches.evaluate import CHUNK_GAMES, check_players, run_evaluation
 
 
@@ -38,11 +39,9 @@ def check_inputs(args: argparse.Namespace) -> None:
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise CliError(f"--out {args.out!r} exists and is not a directory")
     if args.json:
-        target = Path(args.json)
-        if target.is_dir() or not target.parent.is_dir():
-            raise CliError(
-                f"--json {args.json!r}: not a writable file path (a folder, or its folder is missing)"
-            )
+        check_writable(Path(args.json), "--json", is_file=True)
+    if args.out:
+        check_writable(Path(args.out), "--out")
 
 
 def main(argv: list[str] | None = None) -> None:

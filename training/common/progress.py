@@ -249,3 +249,27 @@ def piece(folder: Path | None, **about: Any) -> Iterator[dict[str, Any]]:
         )
         if folder is not None:
             add_piece(folder, entry)
+
+
+def check_writable(path: Path, flag: str, is_file: bool = False) -> None:
+    """Refuse, before the first game, an output this process cannot write (read-only, missing folder).
+
+    Why: a read-only ``--json`` folder used to fail only after every game was played. The nearest
+    existing folder (``path`` or one above it) is probed with a file made and removed at once.
+    """
+    import tempfile
+
+    where = path.parent if is_file else path
+    while not where.exists() and where != where.parent:
+        if is_file:
+            raise CliError(f"{flag} {str(path)!r}: its folder {str(where)!r} does not exist")
+        where = where.parent
+    if is_file and path.is_dir():
+        raise CliError(f"{flag} {str(path)!r} is a folder, not a file")
+    try:
+        with tempfile.NamedTemporaryFile(dir=where, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        raise CliError(
+            f"{flag} {str(path)!r}: cannot write in {str(where)!r} ({exc.strerror or exc})"
+        ) from None
