@@ -187,8 +187,14 @@ class CardBar:
     def __init__(self, total: int, enabled: bool) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(
-            total=total, desc="games", unit="game", disable=not enabled, file=sys.stderr, mininterval=0
+        self.bar = tqdm(  # every chunk drawn, nothing else: one line a chunk in a log file
+            total=total,
+            desc="games",
+            unit="game",
+            disable=not enabled,
+            file=sys.stderr,
+            mininterval=0,
+            miniters=1,
         )
 
     def chunk_done(self, job: dict[str, Any], result: MatchResult) -> None:
