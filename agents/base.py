@@ -8,8 +8,15 @@ The protocol a user's class follows to be built from a ``package.module:Class`` 
 :func:`agents.registry.check_agent_class`): methods ``act``, ``act_batch`` and ``seed(seed)``
 (subclassing :class:`Agent` gives the last two); a constructor taking ``seed=`` (or none, then
 ``seed`` is called) and its options as keywords, typed by annotation or default; optional class
-attributes ``name``, ``needs_state`` and ``plays_modules`` (defaults: the class name, False, True),
-and optionally ``check_game(num_players, modules)`` raising ``ValueError`` for a game it cannot play.
+attributes ``name``, ``needs_state`` (defaults: the class name, False) and the games it plays,
+``players`` and ``plays_modules`` (defaults: ``(2, 3, 4)``, True; checked when it is built,
+:func:`declaration_problem`), and optionally ``check_game(num_players, modules)`` raising
+``ValueError`` for a game it cannot play (a finer rule than the two attributes can say).
+
+Why declare the games: every command asks :func:`check_game` before a game is played, so a game
+the agent does not play is refused up front (``training.play``, ``training.evaluate``) or skipped
+with the reason (a tournament, a benchmark card), instead of failing on the first move or costing
+a card's games in games the agent was never meant for.
 """
 
 from __future__ import annotations
@@ -18,9 +25,28 @@ from typing import ClassVar
 
 import numpy as np
 
+#: The player counts a game of Splendor has.
+PLAYER_COUNTS: tuple[int, ...] = (2, 3, 4)
+
 
 class Agent:
-    """Base class: subclasses implement :meth:`act`; ``seed`` makes them reproducible."""
+    """Base class: subclasses implement :meth:`act`; ``seed`` makes them reproducible.
+
+    A class declares the games it plays with two class attributes, so that every command
+    (``training.play``, ``training.evaluate``, ``training.tournament``, ``training.benchmark``)
+    refuses or skips the others up front (:func:`check_game`) instead of failing at the first move:
+
+    - ``players``: the player counts it plays, a tuple of 2, 3 and 4 (default ``(2, 3, 4)``);
+      ``players = (2,)`` for a 2-player agent.
+    - ``plays_modules``: False for an agent that understands only the base game's observation
+      and actions (default True).
+
+    A class of its own (not a subclass) may set the same attributes. A malformed one
+    (``players = (5,)``, ``players = 2``) is refused when the class is built from its spec
+    (:func:`declaration_problem`). Finer rules (say, modules with 2 players only) go in an optional
+    method ``check_game(num_players, modules)`` raising ``ValueError``; it is asked after the
+    attributes.
+    """
 
     #: Spec name this agent is registered under (``"random"``, ``"greedy"``...).
     name: ClassVar[str] = "agent"
@@ -29,6 +55,9 @@ class Agent:
     #: False for agents that understand only the base game's observation and actions: they are
     #: refused up front (:func:`check_game`) for module games instead of failing on the first move.
     plays_modules: ClassVar[bool] = True
+    #: The player counts it plays, a tuple of 2, 3 and 4: ``(2,)`` for a 2-player agent, which
+    #: every command then refuses (or skips) in 3- and 4-player games (:func:`check_game`).
+    players: ClassVar[tuple[int, ...]] = PLAYER_COUNTS
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(check_seed(seed))
@@ -85,13 +114,52 @@ def misnamed_act(cls: type) -> str | None:
     )
 
 
+def declaration_problem(agent: object) -> str | None:
+    """What is wrong with the games an agent class (or agent) declares, or ``None``.
+
+    ``players`` must be a non-empty tuple (or list) of player counts 2, 3 and 4, and
+    ``plays_modules`` True or False: a mistake there would otherwise make every game look
+    undeclared, or every game declared, with no word why.
+    """
+    cls = agent if isinstance(agent, type) else type(agent)
+    players = getattr(agent, "players", PLAYER_COUNTS)
+    if isinstance(players, property):  # a class that works it out per agent: checked on the agent
+        players = PLAYER_COUNTS
+    counts = list(players) if isinstance(players, (tuple, list, set, frozenset)) else None
+    if (
+        not counts
+        or any(
+            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n not in PLAYER_COUNTS
+            for n in counts
+        )
+        or len(set(counts)) != len(counts)
+    ):
+        one = isinstance(players, int) and players in PLAYER_COUNTS
+        hint = f" (write players = ({players},))" if one else ""
+        return (
+            f"class {cls.__name__} declares players = {players!r}: it must be a non-empty tuple of "
+            f"distinct player counts among 2, 3 and 4, such as (2,) or (2, 3, 4){hint}"
+        )
+    plays_modules = getattr(agent, "plays_modules", True)
+    if not isinstance(plays_modules, property) and not isinstance(plays_modules, (bool, np.bool_)):
+        return f"class {cls.__name__} declares plays_modules = {plays_modules!r}: it must be True or False"
+    return None
+
+
 def check_game(agent: object, label: str, modules: tuple[str, ...], num_players: int | None = None) -> None:
     """Refuse, naming the agent and what differs, a game it cannot play.
 
-    A module game needs ``plays_modules``; with ``num_players``, an agent that
-    knows which games it was trained for (a PPO policy's own ``check_game``)
-    also checks the player count and the exact modules.
+    The agent declares its games (:class:`Agent`): a module game needs ``plays_modules``, and
+    with ``num_players`` the count must be one of its ``players``; then its own ``check_game``,
+    if it has one, applies its finer rules (a PPO policy checks the exact game it was trained for).
     """
+    problem = declaration_problem(agent)
+    if problem:
+        raise ValueError(f"agent {label!r}: {problem}")
+    players = tuple(getattr(agent, "players", PLAYER_COUNTS))
+    if num_players is not None and num_players not in players:
+        game = f"{num_players}p {'+'.join(modules) if modules else 'base'}"
+        raise ValueError(f"agent {label!r} does not play {game}: it declares players = {players!r}")
     if modules and not getattr(agent, "plays_modules", True):
         raise ValueError(
             f"agent {label!r} plays only the base game; modules {list(modules)} need an agent that "

@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, misnamed_act
+from agents.base import Agent, declaration_problem, misnamed_act
 from agents.options import constructor_options, parse_options
 
 #: The entry-point group through which an installed package adds named agents (``name = "pkg.mod:Class"``).
@@ -109,7 +109,9 @@ def check_agent_class(cls: object, label: str) -> None:
 
     Subclassing :class:`~agents.base.Agent` gives ``act_batch`` and ``seed``; a class of its own
     needs all three methods. A subclass must define ``act`` itself (:func:`~agents.base.misnamed_act`):
-    the base class's only refuses to play, which would end the first game at its first move.
+    the base class's only refuses to play, which would end the first game at its first move. The
+    games it declares (``players``, ``plays_modules``) must be well formed
+    (:func:`~agents.base.declaration_problem`): refused here, before any game, not game by game.
     """
     if not isinstance(cls, type):
         raise ValueError(f"agent {label!r} names a {type(cls).__name__}, not an agent class")
@@ -120,7 +122,7 @@ def check_agent_class(cls: object, label: str) -> None:
             f"{', '.join(missing)} (subclass agents.base.Agent and implement act(observation, "
             "action_mask, state=None) -> int)"
         )
-    problem = misnamed_act(cls)
+    problem = misnamed_act(cls) or declaration_problem(cls)
     if problem:
         raise ValueError(f"agent {label!r}: {problem}")
 

@@ -145,7 +145,7 @@ def command_argv(command: str, spec: str, out: Path) -> tuple[Callable, list[str
     if command == "evaluate":
         argv = [spec, "--opponents", "random", "--games", "2", "--workers", "1", "--out", str(out)]
         return evaluate_main, argv
-    return benchmark_main, [spec, "--quick", "--workers", "1", "--out", str(out)]
+    return benchmark_main, [spec, "--quick", "--workers", "1", "--out", str(out), "--no-progress"]
 
 
 @pytest.mark.parametrize("command", ["play", "tournament", "evaluate", "benchmark"])

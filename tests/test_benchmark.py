@@ -136,6 +136,9 @@ def test_a_base_game_agent_skips_the_module_games_and_says_why(small_protocol: d
         (["missing/model.zip"], "SPEC: "),
         (["greedy", "--workers", "0"], "--workers must be an integer >= 1"),
         (["greedy", "--address", "auto"], "--address is only used with --backend ray"),
+        (["greedy", "--players", "5"], "--players must be 2, 3 or 4, got 5"),
+        (["greedy", "--modules", "cities"], "--modules takes none or all, got cities"),
+        (["lookahead", "--modules", "all"], "SPEC 'lookahead' plays none of the games asked for"),
     ],
 )
 def test_command_refuses_bad_input_in_one_line(
@@ -145,6 +148,39 @@ def test_command_refuses_bad_input_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith("benchmark: error: ") and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "card").exists()
+
+
+def test_players_and_modules_keep_only_those_games(
+    small_protocol: dict, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    all_four = ["cities", "trading_posts", "orient", "strongholds"]
+    monkeypatch.setitem(small_protocol, "configs", [[2, []], [3, []], [2, all_four], [3, all_four]])
+    argv = ["greedy", "--quick", "--no-progress", "--out"]
+    assert benchmark_main([*argv, str(tmp_path / "a"), "--players", "3", "--modules", "none"]) is None
+    card = json.loads((tmp_path / "a" / "card.json").read_text())
+    assert [c["config"] for c in card["configs"]] == ["3p base"] and card["cost"]["games"] == 8
+    assert set(card["skipped"].values()) == {"not asked for"} and len(card["skipped"]) == 3
+    assert benchmark_main([*argv, str(tmp_path / "b"), "--modules", "all"]) is None
+    card = json.loads((tmp_path / "b" / "card.json").read_text())
+    assert [c["config"] for c in card["configs"]] == [f"{n}p {'+'.join(all_four)}" for n in (2, 3)]
+
+
+def test_each_finished_chunk_moves_the_progress_bar(
+    small_protocol: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines: list[str] = []
+    bm.run_benchmark("greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())])
+    err = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    moved = [line for line in err if line.startswith("games:") and " vs " in line]  # (redrawn too)
+    assert list(dict.fromkeys(line.split(", ")[-1] for line in moved)) == [
+        "2p base vs random]",
+        "2p base vs greedy]",
+    ]
+    assert " 4/8 [" in moved[0] and " 8/8 [" in moved[-1]
+    assert lines[0].startswith("2p base: Elo ")  # the card's own lines still go to echo
+    # resumed with every chunk saved: the bar starts full and no game is played
+    bm.run_benchmark("greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())], resume=True)
+    assert " 8/8 [00:00" in capsys.readouterr().err
 
 
 def test_out_must_be_a_folder(

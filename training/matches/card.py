@@ -13,6 +13,7 @@ so cards made on different days share one scale. How to read a card: docs/benchm
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from training.common.games import config_folder, config_label, plays
 from training.common.progress import MANIFEST, claim_folder, open_run, piece, read_pieces
 from training.common.provenance import agent_networks, agent_provenance, where_made
 from training.matches.elo_fit import fit_rating, p_first
-from training.matches.evaluate import CANDIDATE, PROGRESS, candidate_spec, evaluate
+from training.matches.evaluate import CANDIDATE, PROGRESS, candidate_spec, evaluate, sit_outs
 from training.matches.match import MatchResult, seated_agent
 from training.matches.protocol import PROTOCOL, anchor_of, played_protocol, reference_spec, references
 from training.matches.report import save_figure, win_rate_panel
@@ -79,6 +80,35 @@ def config_rows(
     return rows
 
 
+def config_opponents(
+    spec: str, players: int, modules: tuple[str, ...], protocol: dict[str, Any]
+) -> tuple[list[str], list[str], dict[int, str]]:
+    """The references, the spec each plays in one game, and ``{index: why}`` of those left out."""
+    refs = references(protocol)
+    played_as = [reference_spec(ref, players, modules, protocol) for ref in refs]
+    # a reference with no network for the game sits out, and (protocol 2) a reference's own card
+    # leaves itself out; the others keep their index in the list, which seeds their games
+    left_out = {k: "no network named for this game" for k, s in enumerate(played_as) if s is None}
+    if protocol.get("skip_self"):
+        left_out.update({k: "itself" for k, s in enumerate(played_as) if spec in (s, refs[k])})
+    opponents = [s if s is not None else refs[k] for k, s in enumerate(played_as)]
+    return refs, opponents, left_out
+
+
+def card_games(
+    spec: str, configs: list[tuple[int, tuple[str, ...]]], games: int, protocol: dict[str, Any]
+) -> int:
+    """How many games a card plays: ``games`` per game and reference that plays it (the progress bar's total)."""
+    total = 0
+    for n, mods in configs:
+        _, opponents, left_out = config_opponents(spec, n, mods, protocol)
+        skip = sit_outs(opponents, [n], mods)
+        total += games * sum(
+            left_out.get(k) != "itself" and (n, opp) not in skip for k, opp in enumerate(opponents)
+        )
+    return total
+
+
 def rate_in_config(
     spec: str,
     players: int,
@@ -90,6 +120,7 @@ def rate_in_config(
     folder: Path | None = None,
     protocol: dict[str, Any] | None = None,
     resume: bool = False,
+    on_chunk: Callable[[dict[str, Any], MatchResult], None] | None = None,
 ) -> dict[str, Any]:
     """``spec`` against every reference of the protocol in one game configuration, and its Elo there.
 
@@ -97,17 +128,11 @@ def rate_in_config(
     from it (its manifest must be this run's). Without ``resume`` a folder that holds games is
     refused (:func:`~training.common.progress.open_run`): old games are never counted as new ones.
     The Elo is ``None`` where the protocol has not measured an anchor of a reference played.
+    ``on_chunk``: called as each chunk of games finishes (:func:`~training.matches.evaluate.evaluate`).
     """
     protocol = protocol or PROTOCOL
     t1 = time.perf_counter()
-    refs = references(protocol)
-    played_as = [reference_spec(ref, players, modules, protocol) for ref in refs]
-    # a reference with no network for the game sits out, and (protocol 2) a reference's own card
-    # leaves itself out; the others keep their index in the list, which seeds their games
-    left_out = {k: "no network named for this game" for k, s in enumerate(played_as) if s is None}
-    if protocol.get("skip_self"):
-        left_out.update({k: "itself" for k, s in enumerate(played_as) if spec in (s, refs[k])})
-    opponents = [s if s is not None else refs[k] for k, s in enumerate(played_as)]
+    refs, opponents, left_out = config_opponents(spec, players, modules, protocol)
     results = evaluate(
         spec,
         opponents,
@@ -122,6 +147,7 @@ def rate_in_config(
         out=folder,
         resume=folder is not None and resume,
         left_out={k: why for k, why in left_out.items() if why == "itself"},
+        on_chunk=on_chunk,
     )
     rows = config_rows(results, players, dict(zip(opponents, refs, strict=True)), protocol, modules)
     if any(r["anchor_elo"] is None for r in rows):
@@ -201,6 +227,44 @@ def reference_provenance(protocol: dict[str, Any] | None = None) -> dict[str, li
     return out
 
 
+class CardBar:
+    """A card's progress: a tqdm bar on stderr (as a tournament's), one step per finished chunk of games.
+
+    Why: a card plays for minutes to hours, in chunks of up to 100 games; the bar says how many of
+    its games are done and which game and reference finished last. Lines printed meanwhile go
+    through :meth:`echo`, so the bar does not cut them.
+    """
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(  # every chunk drawn, nothing else: one line a chunk in a log file
+            total=total,
+            desc="games",
+            unit="game",
+            disable=not enabled,
+            file=sys.stderr,
+            mininterval=0,
+            miniters=1,
+        )
+
+    def chunk_done(self, job: dict[str, Any], result: MatchResult) -> None:
+        """One chunk finished (the callback of :func:`~training.matches.evaluate.evaluate`)."""
+        self.bar.set_postfix_str(f"{result.config} vs {result.opponent}", refresh=False)
+        self.bar.update(result.games)
+
+    def echo(self, echo: Callable[[str], None], line: str) -> None:
+        """``echo(line)`` with the bar moved out of the way."""
+        with self.bar.external_write_mode():
+            echo(line)
+
+    def __enter__(self) -> CardBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
+
+
 def make_card(
     spec: str,
     quick: bool = False,
@@ -212,6 +276,7 @@ def make_card(
     resume: bool = False,
     protocol: dict[str, Any] | None = None,
     only: list[tuple[int, tuple[str, ...]]] | None = None,
+    progress_bar: bool = False,
 ) -> dict[str, Any]:
     """Play ``spec`` through the protocol (``quick``: fewer games) and return the card as a dict.
 
@@ -222,6 +287,8 @@ def make_card(
     the agent plays (each is saved on its own, so a card can be played one game at a time into one
     folder). Every invocation is a piece of the card (:func:`~training.common.progress.piece`): the
     cost is the sum of the pieces, all listed, and the card is dated when it was completed.
+    ``progress_bar``: a bar on stderr, moved on as each chunk of games finishes (games done of the
+    card's, the game and reference just played).
     """
     protocol = protocol or PROTOCOL
     configs, skipped = card_plan(spec, protocol, only)
@@ -237,17 +304,21 @@ def make_card(
     out: list[dict[str, Any]] = []
     before = saved_games(progress)
     labels = [config_label(n, mods) for n, mods in configs]
-    with piece(progress, command="benchmark", configs=labels, workers=workers, backend=backend) as entry:
+    total = card_games(spec, configs, games, protocol) if progress_bar else 0
+    with (
+        piece(progress, command="benchmark", configs=labels, workers=workers, backend=backend) as entry,
+        CardBar(total, progress_bar) as bar,
+    ):
         try:
             for n, mods in configs:
                 folder = None if progress is None else progress / config_folder(n, mods)
                 again = resume and folder is not None and (folder / MANIFEST).is_file()
                 rated = rate_in_config(
-                    spec, n, mods, games, workers, backend, address, folder, protocol, again
+                    spec, n, mods, games, workers, backend, address, folder, protocol, again, bar.chunk_done
                 )
                 out.append(rated)
                 if echo is not None:
-                    echo(f"{rated['config']}: {elo_text(rated)} ({rated['wall_s']:.0f} s)")
+                    bar.echo(echo, f"{rated['config']}: {elo_text(rated)} ({rated['wall_s']:.0f} s)")
         finally:
             played = sum(r["games"] for c in out for r in c["results"])
             entry["games"] = played if progress is None else saved_games(progress) - before
@@ -482,18 +553,23 @@ def run_benchmark(
     echo: Callable[[str], None] = print,
     resume: bool = False,
     force: bool = False,
+    only: list[tuple[int, tuple[str, ...]]] | None = None,
+    progress_bar: bool = True,
 ) -> dict[str, Any]:
     """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does.
 
     The games are saved in ``out/games/`` as they finish; ``resume`` plays only what is missing there,
     ``force`` empties a card's folder first (:func:`~training.common.progress.claim_folder`, after
-    the agent is checked); without either, a folder that holds games is refused.
+    the agent is checked); without either, a folder that holds games is refused. ``only``: the games
+    to play, of those the agent plays (``--players``, ``--modules``).
     """
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {str(out)!r} exists and is not a folder")
-    card_plan(spec)  # the agent checked before the folder is touched
+    card_plan(spec, only=only)  # the agent checked before the folder is touched
     claim_folder(out, resume, force, run=out / "games")
-    card = make_card(spec, quick, workers, backend, address, echo, out / "games", resume)
+    card = make_card(
+        spec, quick, workers, backend, address, echo, out / "games", resume, only=only, progress_bar=progress_bar
+    )
     for path in write_card(card, out):
         echo(f"wrote {path}")
     return card
@@ -501,7 +577,10 @@ def run_benchmark(
 
 __all__ = [
     "PROTOCOL",
+    "CardBar",
     "card_configs",
+    "card_games",
+    "config_opponents",
     "card_figure",
     "card_markdown",
     "card_plan",

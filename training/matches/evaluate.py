@@ -136,6 +136,7 @@ def evaluate(
     resume: bool = False,
     chunk_games: int = CHUNK_GAMES,
     left_out: dict[int, str] | None = None,
+    on_chunk: Callable[[dict[str, Any], MatchResult], None] | None = None,
 ) -> list[MatchResult]:
     """Evaluate a candidate spec / model path against each opponent, per player count (in that order).
 
@@ -145,7 +146,9 @@ def evaluate(
     With ``out``, each chunk is saved there as it finishes (:data:`PROGRESS`, and
     ``manifest.json``); ``resume`` plays only the chunks missing from it. ``left_out``:
     ``{opponent index: why}`` of opponents not played (a benchmark reference's own card leaves
-    itself out); the others keep the seeds they have with it in the list.
+    itself out); the others keep the seeds they have with it in the list. ``on_chunk(job, result)``
+    is called in this process as each chunk of games finishes (a progress bar), and at once for
+    each chunk a resumed run already has.
     """
     skip = sit_outs(opponents, players, tuple(modules))
     for k, why in (left_out or {}).items():
@@ -154,7 +157,7 @@ def evaluate(
         candidate, opponents, games, players, seed, deterministic, tuple(modules), skip, chunk_games
     )
     if out is None:
-        parts = map_jobs(play_chunk, jobs, workers, backend, address)
+        parts = map_jobs(play_chunk, jobs, workers, backend, address, on_result=on_chunk)
     else:
         manifest = {
             "command": "evaluate",
@@ -170,7 +173,7 @@ def evaluate(
             manifest["chunk_games"] = chunk_games
         if left_out:
             manifest["left_out"] = {str(k): why for k, why in sorted(left_out.items())}
-        parts = play_saved(jobs, workers, backend, address, Path(out), manifest, resume)
+        parts = play_saved(jobs, workers, backend, address, Path(out), manifest, resume, on_chunk)
     results = []
     for n in player_list(players):
         for k, opp in enumerate(opponents):
@@ -199,15 +202,23 @@ def play_saved(
     out: Path,
     manifest: dict[str, Any],
     resume: bool,
+    on_chunk: Callable[[dict[str, Any], MatchResult], None] | None = None,
 ) -> list[MatchResult]:
-    """The chunks' results, each saved to ``out`` as it finishes; ``resume`` plays only the missing."""
+    """The chunks' results, each saved to ``out`` as it finishes; ``resume`` plays only the missing.
+
+    ``on_chunk``: as in :func:`evaluate`, for the chunks already saved and then each one played."""
     open_run(out, manifest, resume)
     log = JobLog(out / PROGRESS, resume)
     key = {(j["players"], j["opponent_index"], j["first_game"]): i for i, j in enumerate(jobs)}
 
     def finished(job: dict[str, Any], result: MatchResult) -> None:
         log.add(key[(job["players"], job["opponent_index"], job["first_game"])], result.as_dict())
+        if on_chunk is not None:
+            on_chunk(job, result)
 
+    for i, job in enumerate(jobs):  # what a resumed run already has counts as done at once
+        if on_chunk is not None and i in log.done:
+            on_chunk(job, match_result(log.done[i]))
     try:
         missing = [j for i, j in enumerate(jobs) if i not in log.done]
         map_jobs(play_chunk, missing, workers, backend, address, on_result=finished)
