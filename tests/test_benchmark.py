@@ -169,7 +169,7 @@ def test_each_finished_chunk_moves_the_progress_bar(
     small_protocol: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines: list[str] = []
-    bm.run_benchmark("greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())])
+    bm.run_benchmark("greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())], progress_bar=True)
     err = capsys.readouterr().err.replace("\r", "\n").splitlines()
     moved = [line for line in err if line.startswith("games:") and " vs " in line]  # (redrawn too)
     assert list(dict.fromkeys(line.split(", ")[-1] for line in moved)) == [
@@ -179,7 +179,9 @@ def test_each_finished_chunk_moves_the_progress_bar(
     assert " 4/8 [" in moved[0] and " 8/8 [" in moved[-1]
     assert lines[0].startswith("2p base: Elo ")  # the card's own lines still go to echo
     # resumed with every chunk saved: the bar starts full and no game is played
-    bm.run_benchmark("greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())], resume=True)
+    bm.run_benchmark(
+        "greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())], resume=True, progress_bar=True
+    )
     assert " 8/8 [00:00" in capsys.readouterr().err
 
 

@@ -18,7 +18,7 @@ pytest.importorskip("ray")
 
 from tests.helpers.ray_cluster import LocalCluster, processes_naming  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]  # one cluster per run
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]  # one cluster with --dist loadgroup
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -554,7 +554,7 @@ def run_benchmark(
     resume: bool = False,
     force: bool = False,
     only: list[tuple[int, tuple[str, ...]]] | None = None,
-    progress_bar: bool = True,
+    progress_bar: bool = False,
 ) -> dict[str, Any]:
     """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does.
 
