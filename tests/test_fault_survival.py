@@ -305,3 +305,34 @@ def test_force_refuses_a_folder_that_is_not_a_run_s(tmp_path: Path) -> None:
     ]
     claim_folder(tmp_path / "new", resume=False, force=True)  # nothing there: nothing to empty
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("training.evaluate", ["greedy", "--opponents", "random", "--games", "2", "--json", "{ro}/r.json"]),
+        ("training.evaluate", ["greedy", "--opponents", "random", "--games", "2", "--out", "{ro}/eval"]),
+        (
+            "training.tournament",
+            ["--agents", "random", "greedy", "--games", "2", "--out", "{ro}/t", "--no-progress"],
+        ),
+        ("training.benchmark", ["greedy", "--quick", "--out", "{ro}/card", "--no-progress"]),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_first_game(
+    tmp_path: Path, module: str, argv: list[str]
+) -> None:
+    """``evaluate --json`` into a read-only folder once failed only after every game."""
+    if os.geteuid() == 0:
+        ro = "/proc/self"  # root writes through file modes: a folder no one can write in instead
+    else:
+        (tmp_path / "ro").mkdir()
+        (tmp_path / "ro").chmod(0o500)
+        ro = str(tmp_path / "ro")
+    args = [a.format(ro=ro) for a in argv]
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert "cannot write in" in last or "does not exist" in last, last
+    assert "games" not in done.stdout and time.monotonic() - started < 60

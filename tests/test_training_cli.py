@@ -378,3 +378,13 @@ def test_a_stopped_command_says_in_one_line_what_was_saved_and_how_to_go_on(
         run_cli(stopped_before_saving, [], prog="python -m training.evaluate")
     assert exc.value.code == 143
     assert capsys.readouterr().err.strip() == "python -m training.evaluate: stopped (SIGTERM)"
+
+
+def test_the_module_choices_of_protocol_commands_are_the_engine_s_modules() -> None:
+    from splendor_env.layout import MODULE_NAMES
+    from training.common.cli import MODULE_CHOICES, chosen_games
+
+    assert {"none": (), "all": tuple(MODULE_NAMES)} == MODULE_CHOICES
+    assert chosen_games([2], ["none"]) == [(2, ())]
+    with pytest.raises(CliError, match="--modules takes none or all, got cities"):
+        chosen_games(None, ["cities"])

@@ -15,8 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from splendor_env.layout import MODULE_NAMES
-from training.common.cli import CliError, check_game_args, run_cli
+from training.common.cli import chosen_games, run_cli
 from training.common.games import config_label
 from training.common.jobs import add_backend_arguments, check_backend
 from training.matches.anchors import ROUND_ROBIN, fitted_anchors, play_round_robin, write_anchors
@@ -40,15 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)
     games = [(n, sorted_modules(m)) for n, m in PROTOCOL_2["configs"]]
-    if args.players is not None:
-        check_game_args(args.players, [])
-        games = [(n, m) for n, m in games if n in args.players]
-    if args.modules is not None:
-        kinds = {"none": (), "all": tuple(MODULE_NAMES)}
-        bad = [m for m in args.modules if m not in kinds]
-        if bad:
-            raise CliError(f"--modules takes none or all, got {' '.join(bad)}")
-        games = [(n, m) for n, m in games if m in {kinds[k] for k in args.modules}]
+    wanted = chosen_games(args.players, args.modules)
+    if wanted is not None:
+        games = [g for g in games if g in wanted]
     out = Path(args.out)
     meetings: dict = {}
     for game in games:

@@ -18,32 +18,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.base import PLAYER_COUNTS
-from splendor_env.layout import MODULE_NAMES
-from training.common.cli import CliError, check_game_args, run_cli
+from training.common.cli import CliError, chosen_games, run_cli
 from training.common.jobs import add_backend_arguments, check_backend
+from training.common.progress import check_writable
 from training.matches.card import run_benchmark
 
+
 #: ``--modules`` words: the protocol's games are the base game and the one with all four modules.
-MODULE_CHOICES = {"none": (), "all": tuple(MODULE_NAMES)}
-
-
-def chosen_games(
-    players: list[int] | None, modules: list[str] | None
-) -> list[tuple[int, tuple[str, ...]]] | None:
-    """The games ``--players`` and ``--modules`` ask for (``None``: every game the agent plays)."""
-    if players is None and modules is None:
-        return None
-    if players is not None:
-        check_game_args(players, [])
-    bad = [m for m in modules or () if m not in MODULE_CHOICES]
-    if bad:
-        raise CliError(f"--modules takes none or all, got {' '.join(bad)}")
-    counts = list(PLAYER_COUNTS) if players is None else players
-    kinds = list(MODULE_CHOICES) if modules is None else modules
-    return [(n, MODULE_CHOICES[k]) for n in counts for k in dict.fromkeys(kinds)]
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         prog="python -m training.benchmark",
@@ -74,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     check_backend(args.backend, args.address, args.workers)
     if not args.spec.strip():
         raise CliError("SPEC must not be empty")
+    check_writable(Path(args.out), "--out")  # before the first game, not after the last
     run_benchmark(
         args.spec,
         Path(args.out),

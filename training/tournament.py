@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from splendor_env import state as st
 from training.common.cli import run_cli
 from training.common.jobs import add_backend_arguments
+from training.common.progress import check_writable
 from training.matches.tournament import run_tournament
 
 
@@ -54,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         "--force", action="store_true", help="empty --out first when it holds a run's games (start afresh)"
     )
     args = parser.parse_args(argv)
+    check_writable(Path(args.out), "--out")  # before the first game, not after the last
     run_tournament(
         args.agents,
         players=args.players if len(args.players) > 1 else args.players[0],

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from splendor_env.layout import MODULE_NAMES
+
 
 class CliError(Exception):
     """A user-input error found by a CLI; its message names the argument and what was wrong."""
@@ -115,3 +117,26 @@ def check_game_args(players: list[int], modules: list[str] | tuple[str, ...]) ->
         splendor_env.EnvConfig(num_players=players[0], modules=tuple(modules))
     except ValueError as exc:
         raise CliError(f"--modules: {exc}") from None
+
+
+#: ``--modules`` of the commands that play a benchmark protocol's games: the base game or all four modules
+MODULE_CHOICES: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "all": tuple(MODULE_NAMES),
+}
+
+
+def chosen_games(
+    players: list[int] | None, modules: list[str] | None
+) -> list[tuple[int, tuple[str, ...]]] | None:
+    """The games ``--players`` and ``--modules none|all`` ask for (``None``: every game)."""
+    if players is None and modules is None:
+        return None
+    if players is not None:
+        check_game_args(players, [])
+    bad = [m for m in modules or () if m not in MODULE_CHOICES]
+    if bad:
+        raise CliError(f"--modules takes none or all, got {' '.join(bad)}")
+    counts = [2, 3, 4] if players is None else players
+    kinds = list(MODULE_CHOICES) if modules is None else modules
+    return [(n, MODULE_CHOICES[k]) for n in counts for k in dict.fromkeys(kinds)]
