@@ -266,6 +266,8 @@ def check_writable(path: Path, flag: str, is_file: bool = False) -> None:
         where = where.parent
     if is_file and path.is_dir():
         raise CliError(f"{flag} {str(path)!r} is a folder, not a file")
+    if not is_file and where == path and not path.is_dir():
+        raise CliError(f"{flag} {str(path)!r} exists and is not a folder")
     try:
         with tempfile.NamedTemporaryFile(dir=where, prefix=".write-check-"):
             pass
