@@ -215,3 +215,34 @@ def test_sigterm_ends_a_command_on_a_private_ray_runtime_with_143_and_no_process
     while any(Path(f"/proc/{p}").exists() for p in below):
         assert time.monotonic() < deadline, f"Ray processes left 30 s after the command: {below}"
         time.sleep(0.5)
+
+
+def test_a_killed_command_leaves_no_ray_process_behind(tmp_path: Path) -> None:
+    """A SIGKILLed driver's private runtime lingered for 40 s and more; its watcher ends it at once."""
+    proc = command(
+        "training.evaluate", "greedy", "--opponents", "random", "lookahead", "--games", "400",
+        "--chunk-games", "10", "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    progress = tmp_path / "run" / "chunks.progress.jsonl"
+    deadline = time.monotonic() + 300
+    while lines(progress) < 1:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    below = descendants(proc.pid)
+    assert below
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while left := [p for p in below if Path(f"/proc/{p}").exists() and "zombie" not in state_of(p)]:
+        assert time.monotonic() < deadline, f"Ray processes left 10 s after the command was killed: {left}"
+        time.sleep(0.5)
+
+
+def state_of(pid: int) -> str:
+    try:
+        return {"Z": "zombie"}.get(
+            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0], "alive"
+        )
+    except OSError:
+        return "gone"

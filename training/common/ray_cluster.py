@@ -10,8 +10,12 @@ still exits 143/130 after saving its work; and ``--address`` reaches a running c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +87,75 @@ def connect_ray(workers: int | None, address: str | None, **init_options: Any) -
         for sig, handler in handlers.items():
             if handler is not None:
                 signal.signal(sig, handler)
+    if address is None:
+        watch_runtime()
     return True
 
 
-__all__ = ["AUTH_HELP", "connect_ray", "token_available", "use_token_auth"]
+def watch_runtime() -> None:
+    """Have a small process end this process's private Ray runtime if this process is killed (SIGKILL).
+
+    Why: the runtime's processes (GCS, raylet, workers) are not ended with a killed driver; they
+    lingered for 40 s and more. The watcher polls this process and, once it is gone, kills every
+    process that names the runtime's session folder, and their children. Linux only (``/proc``).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ray
+
+    try:
+        session = ray._private.worker._global_node.get_session_dir_path()  # noqa: SLF001
+    except AttributeError:
+        return
+    code = "import sys; from training.common.ray_cluster import reap; reap(int(sys.argv[1]), sys.argv[2])"
+    subprocess.Popen(
+        [sys.executable, "-c", code, str(os.getpid()), session],
+        start_new_session=True,  # not in the driver's process group: a Ctrl-C there does not end it
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = (
+                    Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                )
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            out[int(entry)] = (ppid, cmd)
+    return out
+
+
+def _below(procs: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
+    found, grew = set(roots), True
+    while grew:
+        grew = False
+        for p, (ppid, _) in procs.items():
+            if ppid in found and p not in found:
+                found.add(p)
+                grew = True
+    return found
+
+
+def reap(driver: int, session: str, poll_seconds: float = 1.0) -> None:
+    """Wait for ``driver`` to end, then kill what is left of its Ray runtime (:func:`watch_runtime`).
+
+    The driver's descendants are noted at every poll: when it dies, some of the runtime's processes
+    (its raylet's agents) are handed to init and renamed, so only the last note still finds them.
+    """
+    seen: set[int] = set()
+    while Path(f"/proc/{driver}").exists():
+        seen = _below(_processes(), {driver}) - {driver, os.getpid()}
+        time.sleep(poll_seconds)
+    procs = _processes()
+    doomed = _below(procs, {p for p, (_, cmd) in procs.items() if session in cmd} | (seen & set(procs)))
+    for p in doomed - {os.getpid()}:
+        with contextlib.suppress(OSError):
+            os.kill(p, signal.SIGKILL)
