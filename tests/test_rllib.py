@@ -117,6 +117,7 @@ def test_address_is_the_cluster_ray_joins(tmp_path: Path, monkeypatch: pytest.Mo
         seen.update(kwargs)
         raise Joined
 
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # left as set: the process's other Ray tests see no change
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", fake_init)
     with pytest.raises(Joined):
