@@ -1,8 +1,11 @@
 """The site's generated parts come from the code; these tests keep the pages and the code in sync.
 
-``docs/hooks.py`` fills every ``<!-- generated: NAME -->`` line of a page when
-``mkdocs build`` runs; here the same function expands every page, so a table
-that no longer matches the code, or a marker that names nothing, fails a test.
+A page's generated part is committed between ``<!-- generated: NAME -->`` and
+``<!-- end generated -->`` (so the page reads the same in the repository), and
+``docs/hooks.py`` fills it afresh when ``mkdocs build`` runs. Here the
+committed text must be what the code generates now (``python docs/hooks.py``
+rewrites it), so a table that no longer matches the code, a marker that names
+nothing or one without its end fails a test.
 """
 
 from __future__ import annotations
@@ -40,9 +43,39 @@ def page(name: str) -> str:
 def test_every_marker_names_a_generated_part(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     expanded = hooks.expand(text)
-    assert not re.search(r"^<!-- generated:", expanded, flags=re.M), "a marker line was left unfilled"
+    assert not re.search(r"^<!-- (end )?generated", expanded, flags=re.M), "a marker line was left unfilled"
     for name in hooks.MARKER.findall(text):
         assert hooks.generate(name).strip() in expanded
+
+
+@pytest.mark.parametrize("path", hooks.pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_the_committed_generated_parts_are_what_the_code_generates(path: Path) -> None:
+    """The repository's page says what the site says: rerun ``python docs/hooks.py`` when this fails."""
+    text = path.read_text(encoding="utf-8")
+    assert hooks.regenerate(text) == text, "stale generated part: run `python docs/hooks.py`"
+
+
+def test_the_generated_pages_include_the_tables_and_the_api_summary() -> None:
+    generated = {p.relative_to(DOCS).as_posix() for p in hooks.pages()}
+    assert {"game/spaces.md", "game/modules.md", "reference.md", "data.md"} <= generated
+    for module in MODULE_NAMES:
+        assert f"modules/{module}.md" in generated
+
+
+def test_the_api_summary_lists_every_object_of_the_reference() -> None:
+    text = (DOCS / "reference.md").read_text(encoding="utf-8")
+    names = hooks.reference_objects(text)
+    assert "splendor_env.vector.SplendorBatch" in names and "splendor_env.raw_env" in names
+    summary = hooks.generate("api_summary")
+    assert [line.split("`")[1] for line in summary.splitlines()] == names
+
+
+def test_a_stale_or_unclosed_generated_part_is_caught() -> None:
+    stale = "<!-- generated: action_table -->\nold table\n<!-- end generated -->\n"
+    assert hooks.regenerate(stale) != stale
+    assert splendor_env.action_table() in hooks.regenerate(stale)
+    with pytest.raises(ValueError, match="end generated"):
+        hooks.expand("<!-- generated: action_table -->\n")
 
 
 def test_the_spaces_page_prints_the_current_action_table_and_observation_layout() -> None:
