@@ -20,8 +20,8 @@ The rules, each a test below:
   sentence that ends with ``:`` right before a table or code block takes that
   block with it) that holds a date (``YYYY-MM-DD``) or a commit hash (7 to 40
   hex digits with at least one digit and one letter) must hold a figure too (a
-  number with a unit: ``%``, ``ms``, ``s``, ``min``, ``positions/s``, ``games``,
-  ``x2.8`` ...), so a date or a commit only ever says when and where a figure
+  number with a unit, at most one word between them: ``%``, ``ms``, ``s``,
+  ``min``, ``positions/s``, ``learner steps``, ``games``, ``x2.8`` ...), so a date or a commit only ever says when and where a figure
   was measured; and no unit anywhere in the manual tells an experiment
   (``NARRATIVE``: "we tried", "made az weaker", "its first 40 minutes" ...).
   Such write-ups belong in the results pages or the development notes.
@@ -55,9 +55,9 @@ COMMIT = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 UNITS = (
     r"%|x\b|ms\b|µs|us\b|ns\b|s\b|sec\b|seconds?\b|min\b|minutes?\b|h\b|hours?\b|MB\b|GB\b|KB\b|[KMG]iB\b"
     r"|positions?\b|games?\b|moves?\b|steps?\b|env steps\b|simulations?\b|sims\b|iterations?\b|Elo\b"
-    r"|a second\b|/s\b|a move\b|per second\b"
+    r"|frames?\b|a second\b|/s\b|a move\b|per second\b"
 )
-FIGURE = re.compile(rf"(?:\d[\d,.]*\s?(?:{UNITS}))|(?:\bx\d[\d.]*)|(?:Elo \d)")
+FIGURE = re.compile(rf"(?:\d[\d,.]*\s?(?:[a-z]+\s)?(?:{UNITS}))|(?:\bx\d[\d.]*)|(?:Elo \d)")
 #: Phrases that tell an experiment rather than what to do.
 NARRATIVE = [
     re.compile(p, flags=re.I)
@@ -75,9 +75,7 @@ SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<=[.!?])\s+(?=[A-Z
 
 def manual_pages() -> list[Path]:
     return [
-        p
-        for p in sorted(DOCS.rglob("*.md"))
-        if not p.relative_to(DOCS).as_posix().startswith(NOT_MANUAL)
+        p for p in sorted(DOCS.rglob("*.md")) if not p.relative_to(DOCS).as_posix().startswith(NOT_MANUAL)
     ]
 
 
@@ -187,7 +185,9 @@ def test_the_narrative_rule_catches_what_it_says() -> None:
     assert dated_narrative("We tried a larger buffer.")
     assert not dated_narrative("Measured 2026-11-28 (commit 9666f1c): 1,154 positions/s on the H200.")
     assert not dated_narrative("| 2026-11-27 | `ppo_2p` | 92.5% |")
-    assert not dated_narrative("Measured 2026-11-29 on the 2-core machine:\n\n| a | b |\n|---|---|\n| x | 53 ms |")
+    assert not dated_narrative(
+        "Measured 2026-11-29 on the 2-core machine:\n\n| a | b |\n|---|---|\n| x | 53 ms |"
+    )
     assert not dated_narrative("The decade added 1234567 rows.")  # no hex letter and digit together
     assert words("one two\n\n```python\nx = 1\n```\n\nthree <!-- four -->") == 3
 
@@ -196,4 +196,6 @@ if __name__ == "__main__":
     counts = sorted(((words(text), name) for name, text in PAGES.items()), reverse=True)
     for n, name in counts:
         print(f"{n:6,}  {name}")
-    print(f"{sum(n for n, _ in counts):6,}  in all ({len(counts)} pages; at most {MAX_TOTAL:,}, {MAX_PAGE:,} a page)")
+    print(
+        f"{sum(n for n, _ in counts):6,}  in all ({len(counts)} pages; at most {MAX_TOTAL:,}, {MAX_PAGE:,} a page)"
+    )
