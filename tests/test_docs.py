@@ -153,6 +153,23 @@ def test_every_nav_page_exists_and_every_page_is_in_the_nav() -> None:
     assert nav == pages
 
 
-def test_changelog_mentions_the_current_version() -> None:
+def test_changelog_follows_keep_a_changelog_and_names_the_current_version() -> None:
+    """``## [Unreleased]`` first, then ``## [X.Y.Z] - YYYY-MM-DD``; only the six kinds of section.
+
+    The current version is either released (its own heading) or the one the
+    Unreleased section says it will be released as.
+    """
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert f"## {splendor_env.__version__}" in changelog
+    versions = re.findall(r"^## (.*)$", changelog, flags=re.M)
+    assert versions[0] == "[Unreleased]", versions[0]
+    for heading in versions[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d\d-\d\d", heading), heading
+    kinds = set(re.findall(r"^### (.*)$", changelog, flags=re.M))
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}, kinds
+    version = splendor_env.__version__
+    unreleased = changelog.split("## [Unreleased]", 1)[1].split("\n## ", 1)[0]
+    assert f"## [{version}] - " in changelog or f"released as {version}," in unreleased
+    for block in re.split(r"^## ", changelog, flags=re.M)[1:]:
+        order = re.findall(r"^### (.*)$", block, flags=re.M)
+        canonical = ["Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"]
+        assert order == sorted(order, key=canonical.index), (block.splitlines()[0], order)
