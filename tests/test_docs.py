@@ -1,8 +1,11 @@
 """The site's generated parts come from the code; these tests keep the pages and the code in sync.
 
-``docs/hooks.py`` fills every ``<!-- generated: NAME -->`` line of a page when
-``mkdocs build`` runs; here the same function expands every page, so a table
-that no longer matches the code, or a marker that names nothing, fails a test.
+A page's generated part is committed between ``<!-- generated: NAME -->`` and
+``<!-- end generated -->`` (so the page reads the same in the repository), and
+``docs/hooks.py`` fills it afresh when ``mkdocs build`` runs. Here the
+committed text must be what the code generates now (``python docs/hooks.py``
+rewrites it), so a table that no longer matches the code, a marker that names
+nothing or one without its end fails a test.
 """
 
 from __future__ import annotations
@@ -40,9 +43,39 @@ def page(name: str) -> str:
 def test_every_marker_names_a_generated_part(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     expanded = hooks.expand(text)
-    assert not re.search(r"^<!-- generated:", expanded, flags=re.M), "a marker line was left unfilled"
+    assert not re.search(r"^<!-- (end )?generated", expanded, flags=re.M), "a marker line was left unfilled"
     for name in hooks.MARKER.findall(text):
         assert hooks.generate(name).strip() in expanded
+
+
+@pytest.mark.parametrize("path", hooks.pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_the_committed_generated_parts_are_what_the_code_generates(path: Path) -> None:
+    """The repository's page says what the site says: rerun ``python docs/hooks.py`` when this fails."""
+    text = path.read_text(encoding="utf-8")
+    assert hooks.regenerate(text) == text, "stale generated part: run `python docs/hooks.py`"
+
+
+def test_the_generated_pages_include_the_tables_and_the_api_summary() -> None:
+    generated = {p.relative_to(DOCS).as_posix() for p in hooks.pages()}
+    assert {"game/spaces.md", "game/modules.md", "reference.md", "data.md"} <= generated
+    for module in MODULE_NAMES:
+        assert f"modules/{module}.md" in generated
+
+
+def test_the_api_summary_lists_every_object_of_the_reference() -> None:
+    text = (DOCS / "reference.md").read_text(encoding="utf-8")
+    names = hooks.reference_objects(text)
+    assert "splendor_env.vector.SplendorBatch" in names and "splendor_env.raw_env" in names
+    summary = hooks.generate("api_summary")
+    assert [line.split("`")[1] for line in summary.splitlines()] == names
+
+
+def test_a_stale_or_unclosed_generated_part_is_caught() -> None:
+    stale = "<!-- generated: action_table -->\nold table\n<!-- end generated -->\n"
+    assert hooks.regenerate(stale) != stale
+    assert splendor_env.action_table() in hooks.regenerate(stale)
+    with pytest.raises(ValueError, match="end generated"):
+        hooks.expand("<!-- generated: action_table -->\n")
 
 
 def test_the_spaces_page_prints_the_current_action_table_and_observation_layout() -> None:
@@ -120,6 +153,23 @@ def test_every_nav_page_exists_and_every_page_is_in_the_nav() -> None:
     assert nav == pages
 
 
-def test_changelog_mentions_the_current_version() -> None:
+def test_changelog_follows_keep_a_changelog_and_names_the_current_version() -> None:
+    """``## [Unreleased]`` first, then ``## [X.Y.Z] - YYYY-MM-DD``; only the six kinds of section.
+
+    The current version is either released (its own heading) or the one the
+    Unreleased section says it will be released as.
+    """
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert f"## {splendor_env.__version__}" in changelog
+    versions = re.findall(r"^## (.*)$", changelog, flags=re.M)
+    assert versions[0] == "[Unreleased]", versions[0]
+    for heading in versions[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d\d-\d\d", heading), heading
+    kinds = set(re.findall(r"^### (.*)$", changelog, flags=re.M))
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}, kinds
+    version = splendor_env.__version__
+    unreleased = changelog.split("## [Unreleased]", 1)[1].split("\n## ", 1)[0]
+    assert f"## [{version}] - " in changelog or f"released as {version}," in unreleased
+    for block in re.split(r"^## ", changelog, flags=re.M)[1:]:
+        order = re.findall(r"^### (.*)$", block, flags=re.M)
+        canonical = ["Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"]
+        assert order == sorted(order, key=canonical.index), (block.splitlines()[0], order)
