@@ -79,6 +79,7 @@ def tiny_protocol() -> dict:
         references=["random", "greedy", "lookahead"],
         configs=[[2, []], [3, []], [2, ["cities"]]],
         games={"full": 4, "quick": 2},
+        anchors={},
     )
     return protocol
 
@@ -130,3 +131,17 @@ def test_the_command_refuses_a_bad_choice_of_games_in_one_line(capsys: pytest.Ca
     assert capsys.readouterr().err.strip() == "anchors: error: --players must be 2, 3 or 4, got 5"
     assert run_cli(anchors_main, ["--modules", "cities"], prog="anchors") == 2
     assert "--modules takes none or all" in capsys.readouterr().err
+
+
+def test_the_frozen_anchors_are_the_fit_of_the_committed_round_robin() -> None:
+    """Each game's anchors in the protocol are what ``python -m training.anchors`` fitted from the games
+    committed in ``results/cards/protocol-2`` (and a game is frozen only once all its cards are there)."""
+    path = Path(__file__).resolve().parents[1] / A.ROUND_ROBIN / "anchors.json"
+    data = json.loads(path.read_text())
+    meetings = {label: [tuple(m) for m in rows] for label, rows in data["meetings"].items()}
+    fitted = A.fitted_anchors(meetings)
+    assert PROTOCOL_2["anchors"], "no game's anchors frozen yet"
+    for label, anchors in PROTOCOL_2["anchors"].items():
+        assert anchors == fitted[label], label
+        played = {c for c, *_ in meetings[label]}
+        assert played == set(anchors), label  # every reference's card is in the fit

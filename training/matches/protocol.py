@@ -61,7 +61,16 @@ PROTOCOL_1: dict[str, Any] = {
 PROTOCOL_2: dict[str, Any] = {
     "version": 2,
     "references": ["random", "greedy", "lookahead", "mcts:sims=400", "az:sims=1000"],
-    "anchors": {},
+    # frozen from results/cards/protocol-2/anchors.json as each game's round robin finishes
+    "anchors": {
+        "2p base": {
+            "random": 539.0,
+            "greedy": 1326.0,
+            "lookahead": 1571.0,
+            "mcts:sims=400": 1677.0,
+            "az:sims=1000": 2015.0,
+        },
+    },
     "pin": ["greedy", 1326.0],
     "skip_self": True,  # a reference's own card does not play it against itself (even by symmetry)
     "configs": _CONFIGS,
