@@ -117,7 +117,9 @@ def test_address_is_the_cluster_ray_joins(tmp_path: Path, monkeypatch: pytest.Mo
         seen.update(kwargs)
         raise Joined
 
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # left as set: the process's other Ray tests see no change
+    monkeypatch.setenv(
+        "RAY_AUTH_MODE", "disabled"
+    )  # left as set: the process's other Ray tests see no change
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", fake_init)
     with pytest.raises(Joined):
@@ -203,3 +205,32 @@ def test_tutorial_blocks_run(tmp_path: Path) -> None:
         if ray.is_initialized():
             ray.shutdown()
     assert (tmp_path / "results/rllib_tutorial/summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_an_iteration_runs_on_a_real_cluster_through_address(tmp_path: Path) -> None:
+    """``--address`` against a head and a second node started by ``ray start`` (token authentication on),
+    not a mocked ``ray.init``; the test stops only the cluster it started."""
+    import subprocess
+    import sys
+
+    from tests.helpers.ray_cluster import LocalCluster
+
+    cluster = LocalCluster().start()
+    try:
+        cluster.add_node()
+        sets = [
+            arg
+            for item in [*TINY, "env_runners.num_env_runners=1", f"output_dir={tmp_path}"]
+            for arg in ("--set", item)
+        ]
+        done = subprocess.run(
+            [sys.executable, "-m", "training.rllib_ppo", "--config", "configs/rllib_ppo_2p.yaml", *sets,
+             "--address", cluster.address],
+            cwd=ROOT, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert summary["iterations"] == 1 and summary["env_steps"] >= 200
+    finally:
+        cluster.stop()

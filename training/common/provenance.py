@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,13 @@ def _git(*args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+@cache
 def commit_state() -> tuple[str, bool | None]:
     """The checkout's short commit and whether tracked files differ from it (``"unknown"``, ``None``
-    outside a git checkout: an installed wheel)."""
+    outside a git checkout: an installed wheel).
+
+    Read once per process: a long run reports the commit whose code it loaded, not a later one
+    checked out under it while it ran."""
     commit = (_git("rev-parse", "--short", "HEAD") or "").strip()
     if not commit:
         return "unknown", None
