@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("ray")
 
-from tests.helpers.ray_cluster import LocalCluster, processes_naming  # noqa: E402
+from tests.helpers.ray_cluster import LocalCluster, processes_naming
+from training.common.ray_cluster import below, processes  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]  # one cluster with --dist loadgroup
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,20 +182,11 @@ def test_a_cluster_that_refuses_the_token_gets_one_line_saying_what_to_set(
 
 def descendants(pid: int) -> set[int]:
     """The processes below ``pid`` now."""
-    from tests.helpers.ray_cluster import _processes
-
-    procs, found, grew = _processes(), {pid}, True
-    while grew:
-        grew = False
-        for p, (ppid, _) in procs.items():
-            if ppid in found and p not in found:
-                found.add(p)
-                grew = True
-    return found - {pid}
+    return below(processes(), {pid}) - {pid}
 
 
-def test_sigterm_ends_a_command_on_a_private_ray_runtime_with_143_and_no_process_left(tmp_path: Path) -> None:
-    """``ray.init`` replaces the SIGTERM handler (exit 1 and a C++ stack dump); the command puts it back."""
+def evaluation_on_a_private_runtime(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
+    """An evaluation on its own Ray runtime, once a chunk has finished, and the processes below it."""
     proc = command(
         "training.evaluate", "greedy", "--opponents", "random", "lookahead", "--games", "400",
         "--chunk-games", "10", "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "run"),
@@ -205,36 +197,31 @@ def test_sigterm_ends_a_command_on_a_private_ray_runtime_with_143_and_no_process
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         assert time.monotonic() < deadline
         time.sleep(0.2)
-    below = descendants(proc.pid)
-    assert below, "Ray's processes should run below the command"
+    under = descendants(proc.pid)
+    assert under, "Ray's processes should run below the command"
+    return proc, under
+
+
+def test_sigterm_ends_a_command_on_a_private_ray_runtime_with_143_and_no_process_left(tmp_path: Path) -> None:
+    """``ray.init`` replaces the SIGTERM handler (exit 1 and a C++ stack dump); the command puts it back."""
+    proc, under = evaluation_on_a_private_runtime(tmp_path)
     proc.terminate()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-3000:]
     assert "Traceback" not in err and "Aborted" not in err, err[-3000:]
     deadline = time.monotonic() + 30
-    while any(Path(f"/proc/{p}").exists() for p in below):
-        assert time.monotonic() < deadline, f"Ray processes left 30 s after the command: {below}"
+    while any(Path(f"/proc/{p}").exists() for p in under):
+        assert time.monotonic() < deadline, f"Ray processes left 30 s after the command: {under}"
         time.sleep(0.5)
 
 
 def test_a_killed_command_leaves_no_ray_process_behind(tmp_path: Path) -> None:
     """A SIGKILLed driver's private runtime lingered for 40 s and more; its watcher ends it at once."""
-    proc = command(
-        "training.evaluate", "greedy", "--opponents", "random", "lookahead", "--games", "400",
-        "--chunk-games", "10", "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "run"),
-    )  # fmt: skip
-    progress = tmp_path / "run" / "chunks.progress.jsonl"
-    deadline = time.monotonic() + 300
-    while lines(progress) < 1:
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    below = descendants(proc.pid)
-    assert below
+    proc, under = evaluation_on_a_private_runtime(tmp_path)
     proc.kill()
     proc.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while left := [p for p in below if Path(f"/proc/{p}").exists() and "zombie" not in state_of(p)]:
+    while left := [p for p in under if Path(f"/proc/{p}").exists() and "zombie" not in state_of(p)]:
         assert time.monotonic() < deadline, f"Ray processes left 10 s after the command was killed: {left}"
         time.sleep(0.5)
 

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from training.common.ray_cluster import below, processes
+
 RAY = str(Path(sys.executable).with_name("ray"))
 
 
@@ -33,33 +35,12 @@ def free_port(lo: int = 20000, hi: int = 30000) -> int:
     raise RuntimeError("no free port")
 
 
-def _processes() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every process readable in /proc."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        out[int(entry)] = (ppid, cmd)
-    return out
-
-
 def processes_naming(*marks: str) -> set[int]:
     """The processes whose command line holds one of ``marks``, with all their descendants."""
-    procs = _processes()
-    found = {p for p, (_, cmd) in procs.items() if p != os.getpid() and any(m in cmd for m in marks)}
-    grew = True
-    while grew:
-        grew = False
-        for p, (ppid, _) in procs.items():
-            if ppid in found and p not in found:
-                found.add(p)
-                grew = True
-    return found
+    procs = processes()
+    return below(
+        procs, {p for p, (_, cmd) in procs.items() if p != os.getpid() and any(m in cmd for m in marks)}
+    )
 
 
 class LocalCluster:
@@ -101,7 +82,7 @@ class LocalCluster:
 
     def raylets(self) -> list[int]:
         """The raylet pids of this cluster, the head's first (its socket is ``raylet``, a joined node's ``raylet.N``)."""
-        procs = _processes()
+        procs = processes()
         mine = [
             (cmd.split("--raylet_socket_name=")[1].split()[0], p)
             for p, (_, cmd) in procs.items()

@@ -118,7 +118,8 @@ def watch_runtime() -> None:
     )
 
 
-def _processes() -> dict[int, tuple[int, str]]:
+def processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process readable in ``/proc``."""
     out = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -133,7 +134,8 @@ def _processes() -> dict[int, tuple[int, str]]:
     return out
 
 
-def _below(procs: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
+def below(procs: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
+    """``roots`` and every process under them in ``procs``."""
     found, grew = set(roots), True
     while grew:
         grew = False
@@ -152,10 +154,10 @@ def reap(driver: int, session: str, poll_seconds: float = 1.0) -> None:
     """
     seen: set[int] = set()
     while Path(f"/proc/{driver}").exists():
-        seen = _below(_processes(), {driver}) - {driver, os.getpid()}
+        seen = below(processes(), {driver}) - {driver, os.getpid()}
         time.sleep(poll_seconds)
-    procs = _processes()
-    doomed = _below(procs, {p for p, (_, cmd) in procs.items() if session in cmd} | (seen & set(procs)))
+    procs = processes()
+    doomed = below(procs, {p for p, (_, cmd) in procs.items() if session in cmd} | (seen & set(procs)))
     for p in doomed - {os.getpid()}:
         with contextlib.suppress(OSError):
             os.kill(p, signal.SIGKILL)
