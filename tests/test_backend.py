@@ -191,3 +191,24 @@ def test_a_worker_that_dies_while_the_pool_is_idle_is_replaced(tmp_path: Path) -
         assert [r[1] for r in map_jobs(pid_and_square, list(range(4)), 2, pool=pool)] == [0, 1, 4, 9]
     finally:
         stop_pool(pool)
+
+
+NO_START_SCRIPT = """
+if __name__ != "__main__":
+    raise SystemExit(3)  # a worker cannot even start: importing the main module fails there
+from training.common.cli import CliError
+from training.common.jobs import map_jobs
+try:
+    map_jobs(abs, [1, 2, 3], workers=2)
+except CliError as exc:
+    print(exc)
+"""
+
+
+def test_workers_that_cannot_start_stop_the_run_in_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "no_start.py"
+    script.write_text(NO_START_SCRIPT)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout == "worker processes keep dying before they run a job (died (exit code 3))\n"

@@ -205,12 +205,19 @@ class LocalPool:
         with contextlib.suppress(OSError):  # closed: the manager has stopped anyway
             self._wake_w.send_bytes(b"")
 
-    def _fail_queued(self, error: Exception) -> None:
-        """(Under the lock.) Every queued job cancelled, or failed if it had started before."""
-        while self._queue:
-            task = self._queue.popleft()
-            if not task.future.cancel() and not task.future.done():
-                task.future.set_exception(error)
+    def _fail_queued(self, error: Exception, cancel: bool = True) -> None:
+        """(Under the lock.) Every queued job cancelled (``cancel``), else failed with ``error``; a job
+        already set running (queued again after its worker died) fails with ``error`` either way.
+        Waiters are told in both cases (``set_running_or_notify_cancel``)."""
+        while self._queue:  # a queued future is pending, cancelled (not yet told), or running
+            future = self._queue.popleft().future
+            if future.running():
+                future.set_exception(error)
+                continue
+            if cancel:
+                future.cancel()
+            if future.set_running_or_notify_cancel():  # tells the waiters of a cancelled one
+                future.set_exception(error)
 
     # --- the manager thread --------------------------------------------------------------------
 
@@ -338,9 +345,8 @@ class LocalPool:
             self._slots[slot] = self._spawn()
         elif all(w is None for w in self._slots):
             with self._lock:
-                self._fail_queued(
-                    PoolBroken(f"worker processes keep dying before they run a job ({self._last_cause})")
-                )
+                broken = PoolBroken(f"worker processes keep dying before they run a job ({self._last_cause})")
+                self._fail_queued(broken, cancel=False)
 
     def _end(self, worker: _Worker, stop: bool) -> int | None:
         """Wait for a worker to end (``stop``: ask it, or terminate it if it runs a job); its exit code."""
