@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.processes import gone, wait_gone, wait_workers, worker_pids
 from training.common.cli import CliError
 from training.common.jobs import FAULT_ENV, MAX_ATTEMPTS, chunks, local_pool, map_jobs, stop_pool
 
@@ -51,24 +53,6 @@ def test_chunks_keep_order_and_size() -> None:
     assert chunks(list(range(5)), 2) == [[0, 1], [2, 3], [4]]
 
 
-def _gone(pid: int) -> bool:
-    """The process has ended (a zombie that nobody reaped counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return any(line.split()[1:2] == ["Z"] for line in f if line.startswith("State:"))
-    except FileNotFoundError:
-        return True
-
-
-def _wait_gone(pid: int, seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if _gone(pid):
-            return True
-        time.sleep(0.2)
-    return _gone(pid)
-
-
 POOL_SCRIPT = """
 import os, sys, time
 from training.common.jobs import local_pool
@@ -84,10 +68,10 @@ def test_workers_end_when_the_process_that_made_the_pool_is_killed() -> None:
     parent = subprocess.Popen([sys.executable, "-c", POOL_SCRIPT], stdout=subprocess.PIPE, text=True)
     try:
         worker = int(parent.stdout.readline())
-        assert not _gone(worker)
+        assert not gone(worker)
         parent.kill()  # SIGKILL: no finally, no shutdown; only the workers' own watch can end them
         parent.wait(timeout=30)
-        assert _wait_gone(worker), f"pool worker {worker} outlived its killed parent"
+        assert wait_gone(worker), f"pool worker {worker} outlived its killed parent"
     finally:
         parent.kill()
 
@@ -99,7 +83,7 @@ def test_stop_pool_now_ends_a_worker_in_the_middle_of_a_job() -> None:
     pool.submit(time.sleep, 120)
     queued = pool.submit(time.sleep, 120)
     stop_pool(pool, now=True)
-    assert _wait_gone(worker), "stop_pool(now=True) left the worker running its job"
+    assert wait_gone(worker), "stop_pool(now=True) left the worker running its job"
     assert queued.cancelled() or queued.done()
 
 
@@ -141,3 +125,90 @@ def test_a_job_that_raises_is_not_retried() -> None:
 
 def divide_ten(x: int) -> float:
     return 10 / x
+
+
+def tries(folder: str, name: str) -> int:
+    """How many times the job ``name`` of :func:`slow_or_dying` was started."""
+    path = Path(folder) / name
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def slow_or_dying(job: tuple[str, str]) -> str:
+    """Each try logged in ``FOLDER/NAME``. ``die``: its first try ends its worker (exit code 70).
+    ``slow``: runs until ``die`` has been tried twice, so it is in flight when ``die``'s worker dies."""
+    folder, name = job
+    with open(Path(folder) / name, "a") as fh:
+        fh.write("try\n")
+    if name == "die" and tries(folder, name) == 1:
+        time.sleep(0.2)
+        os._exit(70)
+    deadline = time.monotonic() + 60
+    while name == "slow" and tries(folder, "die") < 2:
+        if time.monotonic() > deadline:
+            return "slow, but die was not tried again"
+        time.sleep(0.05)
+    return name
+
+
+def test_a_dead_worker_costs_only_its_own_job(tmp_path: Path) -> None:
+    jobs = [(str(tmp_path), "slow"), (str(tmp_path), "die")]
+    assert map_jobs(slow_or_dying, jobs, workers=2) == ["slow", "die"]
+    assert tries(str(tmp_path), "die") == 2
+    assert tries(str(tmp_path), "slow") == 1  # the live worker's job ran on, not again
+
+
+def kill_idle_siblings(job: tuple[str, int]) -> int:
+    """Kill the other (idle) workers of this pool ``times`` times, each time its replacement; one try
+    logged in ``FOLDER/killer``."""
+    folder, times = job
+    with open(Path(folder) / "killer", "a") as fh:
+        fh.write("try\n")
+    for _ in range(times):
+        deadline = time.monotonic() + 60
+        while not (others := [p for p in worker_pids(os.getppid()) if p != os.getpid()]):
+            assert time.monotonic() < deadline, "no replacement worker started"
+            time.sleep(0.05)
+        for pid in others:
+            os.kill(pid, signal.SIGKILL)
+            assert wait_gone(pid)
+    return times
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_worker_that_dies_while_the_pool_is_idle_is_replaced(tmp_path: Path) -> None:
+    pool = local_pool(2)
+    try:
+        map_jobs(pid_and_square, list(range(4)), 2, pool=pool)
+        for _ in range(MAX_ATTEMPTS + 1):  # idle deaths use up no budget
+            workers = wait_workers(2)
+            os.kill(workers[0], signal.SIGKILL)  # between two calls (search training's train step)
+            assert wait_gone(workers[0])
+            assert [r[1] for r in map_jobs(pid_and_square, list(range(4)), 2, pool=pool)] == [0, 1, 4, 9]
+        # a worker killed while the other runs a job: the running job goes on, nobody is blamed
+        wait_workers(2)
+        assert map_jobs(kill_idle_siblings, [(str(tmp_path), 2)], 2, pool=pool) == [2]
+        assert tries(str(tmp_path), "killer") == 1
+        assert [r[1] for r in map_jobs(pid_and_square, list(range(4)), 2, pool=pool)] == [0, 1, 4, 9]
+    finally:
+        stop_pool(pool)
+
+
+NO_START_SCRIPT = """
+if __name__ != "__main__":
+    raise SystemExit(3)  # a worker cannot even start: importing the main module fails there
+from training.common.cli import CliError
+from training.common.jobs import map_jobs
+try:
+    map_jobs(abs, [1, 2, 3], workers=2)
+except CliError as exc:
+    print(exc)
+"""
+
+
+def test_workers_that_cannot_start_stop_the_run_in_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "no_start.py"
+    script.write_text(NO_START_SCRIPT)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout == "worker processes keep dying before they run a job (died (exit code 3))\n"

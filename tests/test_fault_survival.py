@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.helpers.processes import wait_gone, wait_workers
 from training.common.cli import CliError
 from training.common.jobs import FAULT_ENV
 from training.common.progress import JobLog, open_run
@@ -127,6 +128,39 @@ def test_a_search_training_iteration_survives_a_killed_selfplay_worker(
     assert faulty.keys() == undisturbed.keys()
     for key in undisturbed:
         np.testing.assert_array_equal(faulty[key], undisturbed[key])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_search_training_worker_killed_while_the_network_trains_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration import loop
+
+    train = loop.STEP_FUNCTIONS["train"]
+    killed = []
+
+    def kill_a_worker_then_train(*args: Any) -> None:
+        pid = wait_workers(2)[0]  # idle: self-play is done, the gate has not begun
+        os.kill(pid, signal.SIGKILL)
+        assert wait_gone(pid)
+        killed.append(pid)
+        train(*args)
+
+    monkeypatch.setitem(loop.STEP_FUNCTIONS, "train", kill_a_worker_then_train)
+    raw = {
+        "players": 2,
+        "init": "fresh",
+        "output_dir": str(tmp_path / "run"),
+        "iterations": 1,
+        "selfplay": {"games": 2, "sims": 8, "games_per_job": 1, "max_turns": 60},
+        "buffer": {"capacity": 4000},
+        "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
+        "gate": {"games": 2, "sims": 8},
+    }
+    summary = loop.search_train(search_config.from_dict(raw), workers=2, progress=False, log=lambda *_: None)
+    assert killed and summary["iterations"] == 1  # the gate's games ran on the replaced worker
 
 
 def command(out: Path, *extra: str) -> list[str]:

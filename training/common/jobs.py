@@ -9,7 +9,8 @@ across its jobs are :mod:`training.common.agent_cache`'s.
 
 Backends:
 
-- ``local``: in this process (``workers=1``) or a ``spawn`` process pool.
+- ``local``: in this process (``workers=1``) or a ``spawn`` process pool
+  (:mod:`training.common.pool`) whose dead workers are replaced one at a time.
 - ``ray``: Ray tasks, one CPU each. With no ``address`` a private local Ray
   runtime with ``workers`` CPUs is started (and shut down afterwards); with an
   ``address`` (``auto``, ``HOST:6379`` or ``ray://HOST:10001``) the jobs go to
@@ -18,19 +19,15 @@ Backends:
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import signal
-import threading
-import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, TypeVar
 
 import numpy as np
 
 from training.common.cli import CliError
+from training.common.pool import LocalPool, PoolBroken, WorkerDied
 from training.common.ray_cluster import connect_ray, use_token_auth
 
 BACKENDS = ("local", "ray")
@@ -89,9 +86,10 @@ def map_jobs(
     repeated calls do not start their workers again.
 
     A worker process that dies (killed, out of memory) costs only the job it was
-    running: its pool is replaced and the job runs again (a job carries its seeds,
-    so its result is the same). After :data:`MAX_ATTEMPTS` tries of one job the run
-    stops with a :class:`~training.common.cli.CliError` naming the job and the cause.
+    running: the worker is replaced and that job runs again (a job carries its seeds,
+    so its result is the same); the other workers' jobs run on. After :data:`MAX_ATTEMPTS`
+    tries of one job the run stops with a :class:`~training.common.cli.CliError` naming the
+    job and the cause; deaths that cost other jobs, or none (an idle worker), do not count.
     """
     check_backend(backend, address, workers)
     if backend == "ray":
@@ -104,14 +102,14 @@ def map_jobs(
                 on_result(job, results[i])
         return results
     own = pool is None
-    executor = local_pool(min(workers, len(jobs))) if own else pool
+    local = local_pool(min(workers, len(jobs))) if own else pool
     done = False
     try:
-        _map_local(fn, jobs, executor, on_result, results)
+        _map_local(fn, jobs, local, on_result, results)
         done = True
     finally:
         if own:
-            stop_pool(executor, now=not done)
+            stop_pool(local, now=not done)
     return results
 
 
@@ -122,38 +120,38 @@ def _map_local(
     on_result: Callable[[J, R], None] | None,
     results: list[Any],
 ) -> None:
-    """Run ``jobs`` on ``pool``; after a worker dies, the unfinished ones again on a fresh pool."""
-    remaining = set(range(len(jobs)))
+    """Run ``jobs`` on ``pool``; a job whose worker died is submitted again, up to its own budget.
+
+    Why per job: a death costs only the dead worker's job (the pool says which), so only that
+    job's tries are counted; the jobs of the other workers run on, and a worker that dies idle
+    costs no job anything. What is left queued when this stops (an error) is cancelled.
+    """
     failures = [0] * len(jobs)
-    idle_deaths = 0
-    while remaining:
-        futures = {pool.submit(run_attempt, fn, i, jobs[i]): i for i in sorted(remaining)}
-        broken = False
-        for fut in as_completed(futures):
-            i = futures[fut]
-            try:
-                result = fut.result()
-            except BrokenProcessPool:
-                broken = True
-                continue
-            results[i] = result
-            remaining.discard(i)
-            if on_result is not None:
-                on_result(jobs[i], result)
-        if not broken:
-            continue
-        culprits, cause = pool.renew()
-        if not culprits:  # died between jobs, or could not start: no job to blame, but bounded too
-            idle_deaths += 1
-            if idle_deaths >= MAX_ATTEMPTS:
-                raise CliError(f"worker processes keep dying before they finish a job ({cause})")
-        for i in culprits:
-            failures[i] += 1
-            if failures[i] >= MAX_ATTEMPTS:
-                raise CliError(
-                    f"job {i} of {len(jobs)} ({describe_job(jobs[i])}) failed {failures[i]} times: "
-                    f"its worker process {cause}"
-                )
+    pending: dict[Future, int] = {pool.submit(run_attempt, fn, i, job): i for i, job in enumerate(jobs)}
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=pending.__getitem__):
+                i = pending.pop(fut)
+                try:
+                    result = fut.result()
+                except WorkerDied as died:
+                    failures[i] += 1
+                    if failures[i] >= MAX_ATTEMPTS:
+                        raise CliError(
+                            f"job {i} of {len(jobs)} ({describe_job(jobs[i])}) failed {failures[i]} times: "
+                            f"its worker process {died.cause}"
+                        ) from None
+                    pending[pool.submit(run_attempt, fn, i, jobs[i])] = i
+                    continue
+                except PoolBroken as exc:
+                    raise CliError(str(exc)) from None
+                results[i] = result
+                if on_result is not None:
+                    on_result(jobs[i], result)
+    finally:
+        for fut in pending:
+            fut.cancel()
 
 
 def describe_job(job: Any, width: int = 80) -> str:
@@ -162,104 +160,14 @@ def describe_job(job: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-class LocalPool:
-    """A ``spawn`` process pool that can be replaced after one of its workers dies.
-
-    Why not a bare ``ProcessPoolExecutor``: when a worker dies, the executor fails
-    every pending job with ``BrokenProcessPool`` and cannot be used again. This one
-    knows which job each worker is running (a shared slot per worker), so
-    :meth:`renew` says which job to blame, and starts a fresh executor in place, so
-    a caller that keeps the pool across calls (search training) keeps using it.
-    """
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.executor, self.slots, self.processes = self._start()
-
-    def _start(self) -> tuple[ProcessPoolExecutor, Any, dict[int, Any]]:
-        ctx = mp.get_context("spawn")
-        slots = ctx.Array("q", [-1] * (2 * self.workers))  # per worker: its pid, the job it runs
-        counter = ctx.Value("i", 0)
-        executor = ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=ctx,
-            initializer=init_worker,
-            initargs=(os.getpid(), slots, counter, self.workers),
-        )
-        # the executor's own process table (pid -> Process): read after a break for exit codes
-        return executor, slots, getattr(executor, "_processes", {})
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
-        """``executor.submit``: run ``fn(*args)`` on a worker."""
-        return self.executor.submit(fn, *args)
-
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        """``executor.shutdown``."""
-        self.executor.shutdown(wait=wait, cancel_futures=cancel_futures)
-
-    def renew(self) -> tuple[list[int], str]:
-        """Replace a broken executor; returns the jobs (indexes) to blame and the cause, in words.
-
-        The executor terminates its other workers when one dies, so every worker that
-        was running a job is found here; the one that died on its own (not by the
-        executor's SIGTERM) is blamed, or all of them when that cannot be told.
-        """
-        self.executor.shutdown(wait=True, cancel_futures=True)  # joins its processes: exit codes known
-        running = {}
-        with self.slots.get_lock():
-            for w in range(self.workers):
-                pid, job = self.slots[2 * w], self.slots[2 * w + 1]
-                if pid > 0 and job >= 0:
-                    running[pid] = job
-        codes = {pid: p.exitcode for pid, p in self.processes.items()}
-        died = [pid for pid, code in codes.items() if code not in (None, 0, -signal.SIGTERM)]
-        culprits = [running[pid] for pid in died if pid in running] or sorted(running.values())
-        code = codes.get(died[0]) if died else None
-        self.executor, self.slots, self.processes = self._start()
-        return culprits, exit_cause(code)
-
-
-def exit_cause(code: int | None) -> str:
-    """``died (killed by SIGKILL)``, ``died (exit code 70)``: why a worker process ended."""
-    if code is None:
-        return "died"
-    if code < 0:
-        try:
-            return f"died (killed by {signal.Signals(-code).name})"
-        except ValueError:
-            return f"died (killed by signal {-code})"
-    return f"died (exit code {code})"
-
-
-def init_worker(parent: int, slots: Any, counter: Any, workers: int) -> None:
-    """Pool initializer: end with the parent (:func:`exit_with_parent`) and take a job slot."""
-    global WORKER_SLOT, WORKER_SLOTS
-    exit_with_parent(parent)
-    with counter.get_lock():
-        WORKER_SLOT = counter.value % workers
-        counter.value += 1
-    WORKER_SLOTS = slots
-    slots[2 * WORKER_SLOT] = os.getpid()
-
-
-WORKER_SLOT = -1
-WORKER_SLOTS: Any = None  # in a pool worker: the pool's shared slots (pid, running job) per worker
-
-
 def run_attempt(fn: Callable[[J], R], index: int, job: J) -> R:
-    """One try of job ``index`` in a worker: recorded in the worker's slot, and the fault hook.
+    """One try of job ``index`` in a worker, through the fault hook.
 
     The fault hook (:data:`FAULT_ENV`, for tests and drills, off unless set) makes
     the worker die on the first try of the jobs it names, as a killed process would.
     """
-    if WORKER_SLOTS is not None:
-        WORKER_SLOTS[2 * WORKER_SLOT + 1] = index
     inject_fault(index)
-    try:
-        return fn(job)
-    finally:
-        if WORKER_SLOTS is not None:
-            WORKER_SLOTS[2 * WORKER_SLOT + 1] = -1
+    return fn(job)
 
 
 #: ``K[,K...]:FOLDER``: a worker dies (``os._exit(70)``) on the first try of job ``K`` of
@@ -286,53 +194,32 @@ def inject_fault(index: int) -> None:
 
 
 def local_pool(workers: int) -> LocalPool:
-    """A ``spawn`` process pool of ``workers`` processes for :func:`map_jobs`'s ``pool``.
+    """A ``spawn`` process pool of ``workers`` processes for :func:`map_jobs`'s ``pool``
+    (:class:`training.common.pool.LocalPool`).
 
     Why a caller keeps one open: a new worker imports torch, loads its models and numba's
     cache (several seconds), which dominated short repeated calls such as the self-play
-    of each expert-iteration step. Shut it down (:func:`stop_pool`) when done.
+    of each expert-iteration step. A worker that dies, busy or idle, is replaced on its own.
+    Shut it down (:func:`stop_pool`) when done.
 
     Its workers end themselves when the process that made the pool is gone (killed, say), so
-    a stopped training run leaves no idle workers behind (:func:`exit_with_parent`).
+    a stopped training run leaves no idle workers behind.
     """
-    return LocalPool(workers)
+    return LocalPool(workers, idle_deaths=MAX_ATTEMPTS)
 
 
-def stop_pool(pool: LocalPool | ProcessPoolExecutor, now: bool = False) -> None:
+def stop_pool(pool: LocalPool, now: bool = False) -> None:
     """Shut a :func:`local_pool` down: after its running jobs (``now=False``), or at once.
 
     ``now`` (a run stopped by an exception: Ctrl-C, SIGTERM, an error) cancels the queued jobs and
     terminates the workers instead of waiting for their current job, which can take minutes. Either
-    way every future of the pool is settled when it returns (a job the workers had already taken
-    fails with ``BrokenProcessPool``), so nothing is left pending.
+    way every future of the pool is settled when it returns (a job a worker had already taken
+    fails with :class:`~training.common.pool.PoolStopped`), so nothing is left pending.
     """
-    executor = pool.executor if isinstance(pool, LocalPool) else pool
     if now:
-        terminate = getattr(executor, "terminate_workers", None)  # Python >= 3.14
-        if terminate is not None:
-            terminate()
-            return
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()
-    # with the workers terminated this wait is short: the pool sees them gone and fails their jobs
-    executor.shutdown(wait=True, cancel_futures=True)
-
-
-def exit_with_parent(parent: int, poll_seconds: float = 1.0) -> None:
-    """Pool initializer: a daemon thread ends this worker once its parent ``parent`` has gone.
-
-    Why: a pool's workers wait for jobs forever; when their parent dies without shutting the
-    pool down (SIGKILL, or SIGTERM in a program without a handler) they would idle on, holding
-    memory and, with Ray or numba threads, CPU. An orphan is re-parented, so ``os.getppid()``
-    changes.
-    """
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(poll_seconds)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+        pool.terminate()
+    else:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _map_ray(

@@ -15,11 +15,12 @@ rerun never passes off old games as new ones, nor a refused run's manifest as th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -150,50 +151,144 @@ def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
 
 
 class JobLog:
-    """An append-only JSON-lines file of finished jobs, one ``{"job": key, "result": ...}`` a line.
+    """An append-only JSON-lines file of finished jobs, one ``{"job": key, "result": ..., "sha256": ...}``
+    a line.
 
     Why a line per job, flushed at once: a run killed at any moment leaves every job
-    it finished readable; a line cut short by the kill is dropped when the run resumes.
+    it finished readable; a line cut short by the kill (the last one) is dropped when
+    the run resumes. Why a checksum (:func:`checksummed`): a resumed run's tables are
+    built from these records, so one changed by a disk fault or a hand edit, even into
+    valid JSON, must not count. A record that fails it, does not parse, lacks a key, is
+    not UTF-8 or fails ``check`` (a caller's test of its content) is reported with its
+    file and line (``report``), moved to ``PATH.bad`` and its job played again; the
+    records after it are kept. Lines written before checksums are read unverified.
     """
 
-    def __init__(self, path: Path, resume: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        resume: bool,
+        report: Callable[[str], None] | None = None,
+        check: Callable[[Any], str | None] | None = None,
+    ) -> None:
         self.path = path
-        self.done: dict[int, Any] = self.read(path) if resume else {}
+        self.done: dict[int, Any] = self.read(path, report, check) if resume else {}
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = "a" if resume else "w"
         self._fh = open(path, mode, encoding="utf-8")  # noqa: SIM115 (closed by close())
 
     @staticmethod
-    def read(path: Path) -> dict[int, Any]:
-        """The finished jobs in ``path`` (none when it is missing); a cut-off last line is removed."""
+    def read(
+        path: Path,
+        report: Callable[[str], None] | None = None,
+        check: Callable[[Any], str | None] | None = None,
+    ) -> dict[int, Any]:
+        """The finished jobs in ``path`` (none when it is missing), each record verified.
+
+        The file is left holding the good records only: a cut-off last line is removed,
+        bad records are moved to ``PATH.bad`` and said to ``report`` (stderr by default).
+        """
         if not path.is_file():
             return {}
-        text = path.read_text(encoding="utf-8")
+        report = report or _to_stderr
+        lines = path.read_bytes().splitlines(keepends=True)
         done: dict[int, Any] = {}
-        good = 0
-        for line in text.splitlines(keepends=True):
+        good: list[bytes] = []
+        bad: list[bytes] = []
+        for number, line in enumerate(lines, 1):
+            if number == len(lines) and not line.endswith(b"\n"):
+                break  # the line a kill cut short
             try:
-                entry = json.loads(line)
-                key, result = int(entry["job"]), entry["result"]
-            except (ValueError, KeyError, TypeError):
-                break  # the line a kill cut short: it and anything after it are dropped
-            if not line.endswith("\n"):
-                break
-            done[key] = result
-            good += len(line.encode("utf-8"))
-        with open(path, "r+b") as fh:
-            fh.truncate(good)
+                key, result = parse_record(line)
+                problem = check(result) if check is not None else None
+            except ValueError as exc:
+                problem = str(exc)
+            if problem is None:
+                done[key] = result
+                good.append(line)
+                continue
+            bad.append(line)
+            report(f"{path}: line {number}: {problem}; set aside in {path}.bad, its job will be played again")
+        if bad:
+            with open(f"{path}.bad", "ab") as fh:
+                fh.writelines(bad)
+        if len(good) < len(lines):
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(b"".join(good))
+            tmp.replace(path)
         return done
 
     def add(self, key: int, result: Any) -> None:
-        """Append one finished job and flush it to the file."""
-        self._fh.write(json.dumps({"job": key, "result": result}, separators=(",", ":")) + "\n")
+        """Append one finished job (with its checksum) and flush it to the file."""
+        body = record_body(key, result)
+        self._fh.write(checksummed(body))
         self._fh.flush()
-        self.done[key] = as_json(result)
+        self.done[key] = json.loads(body)["result"]  # as it reads back (as_json)
 
     def close(self) -> None:
         """Close the file (what was added is already in it)."""
         self._fh.close()
+
+
+CHECKSUM = "sha256"
+
+
+def record_body(key: int, result: Any) -> str:
+    """A record's canonical JSON (compact, keys in their order): what its checksum is of."""
+    return json.dumps({"job": key, "result": result}, separators=(",", ":"))
+
+
+def checksummed(body: str) -> str:
+    """A record's line: its canonical JSON ``body`` with the sha256 of that JSON as the last key.
+
+    Why of the content and not of the line's bytes: a record re-encoded with other spacing
+    (by a tool that keeps the keys' order) still verifies; a changed value does not."""
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return f'{body[:-1]},"{CHECKSUM}":"{digest}"}}\n'
+
+
+def parse_record(line: bytes) -> tuple[int, Any]:
+    """``(job, result)`` of one line of a :class:`JobLog`; ``ValueError`` says what is wrong with it."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+    try:
+        entry = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(entry, dict):
+        raise ValueError("not a record (a JSON object)")
+    for name in ("job", "result"):
+        if name not in entry:
+            raise ValueError(f"the record has no {name} (keys: {', '.join(entry)})")
+    key, result = entry["job"], entry["result"]
+    if not isinstance(key, int) or isinstance(key, bool):
+        raise ValueError(f"the record's job is {key!r}, not an integer")
+    if CHECKSUM in entry:  # a line written before checksums has none: read unverified
+        if len(entry) != 3:
+            raise ValueError(f"job {key}'s record has other keys than job, result and {CHECKSUM}")
+        digest = hashlib.sha256(record_body(key, result).encode("utf-8")).hexdigest()
+        if digest != entry[CHECKSUM]:
+            raise ValueError(f"job {key}'s record does not match its checksum (changed after it was written)")
+    return key, result
+
+
+def needs_keys(*names: str) -> Callable[[Any], str | None]:
+    """A :class:`JobLog` ``check``: the result is a JSON object holding ``names`` (what its reader
+    indexes), so a record saved before checksums that lacks one is replayed, not a ``KeyError``."""
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, dict):
+            return f"the result is {type(result).__name__}, not a record"
+        missing = [name for name in names if name not in result]
+        return f"the result has no {', '.join(missing)}" if missing else None
+
+    return check
+
+
+def _to_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def add_piece(folder: Path, piece: dict[str, Any]) -> None:

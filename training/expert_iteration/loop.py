@@ -25,6 +25,7 @@ import torch
 from agents.nets.checkpoint import model_bytes
 from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError
+from training.common.commit import JOURNAL, commit_files, drop_commit, finish_commit
 from training.common.config import ConfigError
 from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
 from training.common.ray_cluster import connect_ray
@@ -72,15 +73,14 @@ class Run:
     def save(
         self, learner: Any, best: bytes, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, done: str
     ) -> None:
-        """The checkpoint's files that step ``done`` changed (all the first time), each written aside and
-        moved in place; ``state.json`` last, so a checkpoint is whole once it is there."""
-        self.ckpt.mkdir(parents=True, exist_ok=True)
+        """The checkpoint after step ``done``: the files it changed (all the first time), ``state.json``
+        and ``metrics.json``, committed as one step (:func:`training.common.commit.commit_files`), so a
+        kill while writing it leaves the checkpoint before it, or this one, whole."""
         copies_of_best = [self.ckpt / "best.zip", self.out / "best.zip"]
         every = self.cfg.snapshot_every
         if done == "gate" and every and self.iteration % every == 0:
             copies_of_best.append(snapshot_path(self.out, self.iteration))
-            copies_of_best[-1].parent.mkdir(exist_ok=True)
-        files = {
+        files: dict[str, list[tuple[Path, Callable[[Path], None]]]] = {
             "selfplay": [(self.ckpt / "buffer.npz", buffer.save)],
             "train": [
                 (self.ckpt / "learner.zip", learner.save),
@@ -88,12 +88,12 @@ class Run:
             ],
             "gate": [(path, lambda p: p.write_bytes(best)) for path in copies_of_best],
         }
-        for step, writes in files.items():
-            for path, write in writes:
-                if step == done or not path.is_file():
-                    tmp = path.with_name(f"{path.stem}.tmp{path.suffix}")
-                    write(tmp)
-                    tmp.replace(path)
+        writes = [
+            (path, write)
+            for step, step_writes in files.items()
+            for path, write in step_writes
+            if step == done or not path.is_file()
+        ]
         state = {
             "iteration": self.iteration,
             "step": self.step,
@@ -104,12 +104,15 @@ class Run:
             "pieces": self.pieces_so_far(),
             "metrics": self.metrics,
         }
-        tmp = self.ckpt / "state.json.tmp"
-        tmp.write_text(json.dumps(state) + "\n")
-        tmp.replace(self.ckpt / "state.json")
-        (self.out / "metrics.json").write_text(json.dumps(self.metrics, indent=1) + "\n")
+        writes += [
+            (self.ckpt / "state.json", lambda p: p.write_text(json.dumps(state) + "\n")),
+            (self.out / "metrics.json", lambda p: p.write_text(json.dumps(self.metrics, indent=1) + "\n")),
+        ]
+        commit_files(self.ckpt / JOURNAL, writes)
 
     def load_state(self) -> None:
+        """The last whole checkpoint's state (a commit a kill interrupted is carried out first)."""
+        finish_commit(self.ckpt / JOURNAL, leftovers=self.checkpoint_files())
         path = self.ckpt / "state.json"
         if not path.is_file():
             raise CliError(f"--resume: no checkpoint in {str(self.ckpt)!r} (no state.json)")
@@ -119,6 +122,11 @@ class Run:
         self.row, self.metrics = state["row"], state["metrics"]
         self.positions, self.accepted = int(state["positions"]), int(state["accepted"])
         self.pieces = state.get("pieces", [])
+
+    def checkpoint_files(self) -> list[Path]:
+        """The files a checkpoint always names (snapshots aside)."""
+        names = ("buffer.npz", "learner.zip", "optimizer.pt", "best.zip", "state.json")
+        return [self.ckpt / name for name in names] + [self.out / "best.zip", self.out / "metrics.json"]
 
     def begin_piece(self, resumed: bool) -> None:
         """Start timing this invocation (a new piece of the run) from the current iteration."""
@@ -158,6 +166,7 @@ def start_learning(run: Run, resume: bool, log: Any) -> Learning:
     cfg = run.cfg
     obs_dim, num_actions = game_sizes(cfg)
     if not resume:
+        drop_commit(run.ckpt / JOURNAL)  # an old run's unfinished checkpoint in this folder is not ours
         learner = initial_model(cfg)
         buffer = ReplayBuffer(cfg.buffer.capacity, obs_dim, num_actions, aux=cfg.train.aux_coef > 0)
         return Learning(learner, model_bytes(learner), buffer, make_optimizer(learner.policy, cfg))

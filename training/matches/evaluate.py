@@ -23,7 +23,7 @@ from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
-from training.common.progress import JobLog, claim_folder, open_run
+from training.common.progress import JobLog, claim_folder, needs_keys, open_run
 from training.matches.match import MatchResult, play_match, seated_agent
 
 CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
@@ -208,7 +208,7 @@ def play_saved(
 
     ``on_chunk``: as in :func:`evaluate`, for the chunks already saved and then each one played."""
     open_run(out, manifest, resume)
-    log = JobLog(out / PROGRESS, resume)
+    log = JobLog(out / PROGRESS, resume, check=needs_keys(*(f.name for f in fields(MatchResult))))
     key = {(j["players"], j["opponent_index"], j["first_game"]): i for i, j in enumerate(jobs)}
 
     def finished(job: dict[str, Any], result: MatchResult) -> None:

@@ -28,7 +28,7 @@ from splendor_env.records import write_records
 from training.common.cli import CliError, check_game_args
 from training.common.games import config_folder, config_label, plays
 from training.common.jobs import check_backend, chunks, job_seed, map_jobs
-from training.common.progress import JobLog, as_json, claim_folder, open_run
+from training.common.progress import JobLog, as_json, claim_folder, needs_keys, open_run
 from training.matches.match import seated_agent
 from training.matches.report import format_tables, summarise, write_outputs
 
@@ -339,6 +339,8 @@ def run_tournament(
 
 
 PROGRESS = "games.progress.jsonl"  # a configuration's finished games, one a line, as they finish
+#: What the tables read from a saved game record (a resumed record lacking one is played again).
+RECORD_KEYS = ("index", "num_players", "agent_ids", "winners", "prestige", "cards", "turns", "truncated")
 
 
 def play_saved(
@@ -357,7 +359,7 @@ def play_saved(
     """
     if out is None:
         return [as_json(r) for r in run_tasks(tasks, workers, progress, backend, address)]
-    log = JobLog(out / PROGRESS, resume)
+    log = JobLog(out / PROGRESS, resume, check=needs_keys(*RECORD_KEYS))
     try:
         missing = [t for t in tasks if t.index not in log.done]
         run_tasks(missing, workers, progress, backend, address, lambda r: log.add(r["index"], r))

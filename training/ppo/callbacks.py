@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from training.common.budgets import WallBudget, describe_progress
+from training.common.commit import JOURNAL, commit_files
 from training.matches.match import MatchResult
 from training.ppo.config import TrainConfig
 from training.ppo.evaluation import best_score, evaluate_model
@@ -148,8 +150,16 @@ class SelfPlayCallback(BaseCallback):
         return results
 
     def save_checkpoint(self, name: str, also_latest: bool = True) -> None:
+        """``checkpoints/NAME.zip`` and its ``.json`` sidecar (and ``latest``'s), committed as one step
+        (:func:`training.common.commit.commit_files`): a kill while writing them leaves the pair
+        before, whole, never a new .zip beside the old sidecar or a .zip cut short."""
         ckpt = self.out / "checkpoints"
         meta = {**self.state, "num_timesteps": self.num_timesteps, "snapshots": self.pool.snapshot_paths}
+        text = json.dumps(meta, indent=1) + "\n"
+        writes: list[tuple[Path, Callable[[Path], Any]]] = []
         for stem in [name, "latest"] if also_latest else [name]:
-            self.model.save(ckpt / f"{stem}.zip")
-            (ckpt / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
+            writes += [
+                (ckpt / f"{stem}.zip", self.model.save),
+                (ckpt / f"{stem}.json", lambda p: p.write_text(text)),
+            ]
+        commit_files(ckpt / JOURNAL, writes)

@@ -19,6 +19,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from agents.nets.checkpoint import load_ppo
 from agents.pool import SNAPSHOTS
 from training.common.budgets import WallBudget
+from training.common.commit import JOURNAL, finish_commit
 from training.common.config import ConfigError
 from training.ppo.callbacks import ProgressCallback, SelfPlayCallback
 from training.ppo.config import TrainConfig, to_dict
@@ -46,6 +47,16 @@ def build_env(cfg: TrainConfig, seed: int) -> SelfPlayVecEnv | MixedSelfPlayVecE
     return SelfPlayVecEnv(cfg.n_envs, pool, cfg.players, seed=seed, **options)
 
 
+def resume_meta(resume: str) -> dict[str, Any]:
+    """The sidecar (``.json``) of the checkpoint ``resume``, once a checkpoint commit that a kill
+    interrupted in its folder is carried out (:func:`training.common.commit.finish_commit`); ``{}``
+    when it has none."""
+    path = Path(resume)
+    finish_commit(path.parent / JOURNAL, leftovers=[path, path.with_suffix(".json")])
+    meta_path = path.with_suffix(".json")
+    return json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+
+
 def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True) -> dict[str, Any]:
     """Run (or continue) training; returns the summary that is also written to summary.json.
 
@@ -61,9 +72,8 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
 
     state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": [], "pretrain": None}
     if resume:
+        meta = resume_meta(resume)
         check_resume(resume, cfg.modules)
-        meta_path = Path(resume).with_suffix(".json")
-        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
         start_steps = int(meta.get("num_timesteps", 0))
         env = build_env(cfg, seed=cfg.seed + start_steps)  # fresh deals, not a replay of the first ones
         model = load_ppo(resume, env=env, tensorboard_log=str(out / "tb"))
