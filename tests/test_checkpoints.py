@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_search_train import tiny
+from tests.helpers.search_runs import tiny
 from training.expert_iteration import config as search_config
 from training.expert_iteration.learner import make_optimizer
 from training.expert_iteration.loop import Run, start_learning

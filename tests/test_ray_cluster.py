@@ -137,7 +137,7 @@ def test_a_search_training_iteration_on_the_cluster_equals_a_local_one(
 ) -> None:
     import yaml
 
-    from tests.test_search_train import tiny
+    from tests.helpers.search_runs import tiny
 
     for name, where in (("local", []), ("ray", ["--backend", "ray", "--address", cluster.address])):
         config = tmp_path / f"{name}.yaml"
