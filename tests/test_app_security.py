@@ -35,6 +35,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (outside / "valid.jsonl").write_text(json.dumps(RECORD) + "\n")
     (records / "link.jsonl").symlink_to(outside / "valid.jsonl")
     os.mkfifo(records / "pipe.jsonl")
+    (records / "folder.jsonl").mkdir()  # a folder named like a record: a 500 once (fdopen raised)
     with open(records / "huge.jsonl", "wb") as handle:
         handle.truncate(checks.MAX_RECORD_BYTES + 1)  # sparse: no disk spent
     (models / "mine.zip").write_bytes(b"not really a model")
@@ -67,6 +68,7 @@ def test_a_record_in_the_records_folder_opens_by_name(url: str) -> None:
         ("../outside/valid.jsonl", "outside"),  # a valid record, but not in the folder
         ("link.jsonl", "outside"),  # a link out of the folder
         ("pipe.jsonl", "not a regular file"),  # a named pipe would hang a read
+        ("folder.jsonl", "not a regular file"),
         ("huge.jsonl", "too large"),
         ("nothing.jsonl", "no records file"),
         ("", "file name inside"),
