@@ -19,7 +19,8 @@ names it; bodies are capped in size, depth and time to arrive; records open
 only by upload or from ``--records-dir``, models only shipped or from
 ``--models-dir``, and search budgets only up to ``--max-ms-per-move``
 (:mod:`training.app.checks`). Every error is JSON with a 4xx status, a request
-that is not well-formed HTTP included (:class:`JsonH11Protocol`).
+that is not well-formed HTTP included, and slow or greedy connections are cut short
+(:mod:`training.app.protocol`).
 
 JSON API:
 
@@ -67,7 +68,6 @@ from training.app.checks import HUMAN, MAX_JSON_DEPTH, ApiError, Limits, json_de
 from training.app.store import Store
 
 try:
-    import h11
     import uvicorn
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -75,7 +75,8 @@ try:
     from starlette.requests import Request
     from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from training.app.protocol import ConnectionLimits, protocol_for
 except ImportError as exc:  # the optional extra
     raise ImportError(
         f"the browser app needs Starlette and uvicorn: pip install -e '.[app]' ({exc})"
@@ -95,8 +96,6 @@ MAX_MS_PER_MOVE = 5000.0
 HEARTBEAT_S = 15.0
 #: Host names always served (with any port): this machine.
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-#: Largest request line and headers together (bytes); beyond it a request gets 431.
-MAX_HEAD = 64 * 1024
 
 _ID = re.compile(r"^[0-9a-f]{1,32}$")
 
@@ -332,66 +331,17 @@ def _locked_view(game: Any, mine: set[int]) -> dict[str, Any]:
         return game.view(mine)
 
 
-class _Connection(h11.Connection):
-    """h11's connection, keeping the error it found in what the client sent (to say it in the answer)."""
-
-    error: h11.RemoteProtocolError | None = None
-
-    def next_event(self) -> Any:
-        try:
-            return super().next_event()
-        except h11.RemoteProtocolError as exc:
-            self.error = exc
-            raise
-
-
-class JsonH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, answering a request it cannot parse as HTTP with a JSON 4xx.
-
-    Why: h11 refuses malformed framing (a negative or non-numeric
-    ``Content-Length``, two that disagree, a malformed request line or header,
-    a head over :data:`MAX_HEAD`) before the app runs, and uvicorn answers it
-    with a plain-text 400; here the answer is ``{"error": "..."}`` naming what
-    h11 found, like every other refusal, and the connection closes.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.conn = _Connection(h11.SERVER, MAX_HEAD)
-
-    def send_400_response(self, msg: str) -> None:
-        found = getattr(self.conn, "error", None)
-        status = getattr(found, "error_status_hint", 400)
-        status = status if 400 <= status < 500 else 400  # h11 hints 501 for an unknown Transfer-Encoding
-        if status == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE:
-            why = f"the request line and headers are over {MAX_HEAD} bytes"
-        else:
-            why = str(found) if found is not None and str(found) else msg.rstrip(".")
-            why = re.sub(r"bytearray\((b'.*?'|b\".*?\")\)", lambda m: m.group(1)[1:], why)[:200]
-        body = json.dumps({"error": f"malformed HTTP request: {why}"}).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"cache-control", b"no-store"),
-            (b"connection", b"close"),
-        ]
-        try:
-            reason = HTTPStatus(status).phrase.encode()
-            for event in (
-                h11.Response(status_code=status, headers=headers, reason=reason),
-                h11.Data(data=body),
-            ):
-                self.transport.write(self.conn.send(event) or b"")
-            self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
-        except h11.LocalProtocolError:  # an answer was already under way: nothing more can be said
-            pass
-        self.transport.close()
-
-
 class AppServer:
     """uvicorn serving :func:`build_app` on a socket bound here (``port=0``: a free port, read ``.url``)."""
 
-    def __init__(self, host: str, port: int, limits: Limits, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        limits: Limits,
+        verbose: bool = False,
+        connections: ConnectionLimits | None = None,
+    ) -> None:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -404,7 +354,7 @@ class AppServer:
             access_log=verbose,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=2,
-            http=JsonH11Protocol,
+            http=protocol_for(connections or ConnectionLimits()),
             ws="none",
         )
         self.server = uvicorn.Server(config)
@@ -431,14 +381,16 @@ def make_server(
     records_dir: str | Path = "results",
     models_dir: str | Path | None = None,
     max_ms_per_move: float = MAX_MS_PER_MOVE,
+    connections: ConnectionLimits | None = None,
 ) -> AppServer:
-    """The server bound to ``host:port``, not yet serving; records and models only from the folders named."""
+    """The server bound to ``host:port``, not yet serving; records and models only from the folders named;
+    ``connections``: the limits on connections (:mod:`training.app.protocol`'s defaults)."""
     if max_ms_per_move <= 0:
         raise ValueError(f"max_ms_per_move must be > 0, got {max_ms_per_move}")
     limits = Limits(
         Path(records_dir), None if models_dir is None else Path(models_dir), float(max_ms_per_move)
     )
-    return AppServer(host, port, limits, verbose=verbose)
+    return AppServer(host, port, limits, verbose=verbose, connections=connections)
 
 
 @contextmanager
@@ -476,6 +428,21 @@ def warm_up() -> float:
     return time.perf_counter() - start
 
 
+def _more_open_files() -> None:
+    """Raise this process's soft limit on open files to its hard limit: each connection is a file, and
+    a soft limit of 1,024 (common) would stop accepting while slow clients wait out the head deadline."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+            resource.setrlimit(
+                resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard)
+            )
+    except (ImportError, ValueError, OSError):  # not POSIX, or not allowed: the limit stays
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.serve", description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -510,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
             "seats need their seat links",
             file=sys.stderr,
         )
+    _more_open_files()
     print("compiling the engine (numba, first run only: up to a minute)...", flush=True)
     warm_up()
     try:
