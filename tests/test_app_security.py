@@ -35,6 +35,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (outside / "valid.jsonl").write_text(json.dumps(RECORD) + "\n")
     (records / "link.jsonl").symlink_to(outside / "valid.jsonl")
     os.mkfifo(records / "pipe.jsonl")
+    (records / "folder.jsonl").mkdir()  # a folder named like a record: a 500 once (fdopen raised)
     with open(records / "huge.jsonl", "wb") as handle:
         handle.truncate(checks.MAX_RECORD_BYTES + 1)  # sparse: no disk spent
     (models / "mine.zip").write_bytes(b"not really a model")
@@ -67,6 +68,7 @@ def test_a_record_in_the_records_folder_opens_by_name(url: str) -> None:
         ("../outside/valid.jsonl", "outside"),  # a valid record, but not in the folder
         ("link.jsonl", "outside"),  # a link out of the folder
         ("pipe.jsonl", "not a regular file"),  # a named pipe would hang a read
+        ("folder.jsonl", "not a regular file"),
         ("huge.jsonl", "too large"),
         ("nothing.jsonl", "no records file"),
         ("", "file name inside"),
@@ -202,6 +204,8 @@ def test_a_bad_body_length_gets_a_json_error_promptly(
         (b"GET / HTTP/1.1\r\n\r\n", 400, "Missing mandatory Host"),
         (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 400, "illegal request line"),  # TLS
         (b"GET / HTTP/1.1\r\nHost: HOST\r\nX: " + b"a" * 200_000, 431, "over 65536 bytes"),
+        # a head over the cap that arrives whole (h11 caps only one still arriving): 200 once
+        (b"GET / HTTP/1.1\r\nHost: HOST\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431, "over 65536 bytes"),
     ],
 )
 def test_a_request_that_is_not_http_gets_a_json_error(

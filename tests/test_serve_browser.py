@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import pytest
 import agents
 from agents import runner
 from splendor_env.records import write_records
-from tests.helpers.app_server import app_server
+from tests.helpers.app_server import app_server, free_port, server_process
 from training.common.cli import CliError
 from training.speed.app import (
     GAMES,
@@ -300,6 +301,54 @@ def test_a_game_is_a_url_that_survives_a_reload_and_is_watched_elsewhere(page: A
         "before => Number(document.getElementById('board').dataset.move) > Number(before)", arg=move
     )
     other.context.close()
+
+
+def test_a_page_reconnects_by_itself_after_the_server_is_killed_and_play_goes_on(
+    browser: Any, tmp_path: Path
+) -> None:
+    """``kill -9`` mid-game, start again on the same port: both pages say they are reconnecting, come
+    back within 5 s of the restart at the same position, and the game goes on by clicking."""
+    data, port = tmp_path / "data", free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with server_process(data, port) as first:
+        page = open_page(browser, url, (1280, 800))
+        start(page, ["human", "greedy"], seed=22)
+        play_move(page, page.evaluate("window.app.view.legal")[0])
+        my_turn(page)
+        other = open_page(browser, page.url, (1280, 800))  # a second browser, watching
+        move = board_move(page)
+        other.wait_for_function(f"document.getElementById('board').dataset.move === '{move}'")
+        pieces = "es => es.map(e => e.id + ':' + e.dataset.action)"
+        armed = page.eval_on_selector_all("#table [data-action]", pieces)
+        first.kill()
+        first.wait(timeout=30)
+    for p in (page, other):
+        p.wait_for_selector("#reconnecting:not(.hidden)", timeout=10_000)
+    assert "reconnecting" in page.inner_text("#reconnecting")
+    with server_process(data, port):
+        restarted = time.monotonic()
+        for p in (page, other):
+            p.wait_for_function("window.app.reconnects >= 1", timeout=5_000)
+        print(f"\nboth pages back {time.monotonic() - restarted:.2f} s after the restart")
+        for p in (page, other):
+            assert (
+                not p.is_visible("#reconnecting") and board_move(p) == move and p.inner_text("#error") == ""
+            )
+        assert page.eval_on_selector_all("#table [data-action]", pieces) == armed
+        assert other.locator("#table [data-action]").count() == 0  # still only watching
+        play_move(page, page.evaluate("window.app.view.legal")[0])
+        my_turn(page)
+        other.wait_for_function(
+            "before => Number(document.getElementById('board').dataset.move) > Number(before)", arg=move
+        )
+        game_id = page.evaluate("window.app.view.game_id")
+        lobby = open_page(browser, url + "lobby", (1280, 800))  # the lobby lists it, linked to its page
+        row = lobby.locator(f"#games tr[data-game='{game_id}']")
+        assert row.get_attribute("data-over") == "false" and "human vs greedy" in row.inner_text()
+        assert row.locator("a").first.get_attribute("href") == f"/games/{game_id}"
+        for p in (page, other, lobby):
+            assert not p.script_errors, p.script_errors
+            p.context.close()
 
 
 def test_the_page_says_which_agent_is_thinking_and_takes_no_input_meanwhile(page: Any) -> None:

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import socket
+import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -20,6 +27,59 @@ from training.app.server import serve_in_thread
 
 #: A running server on a free port (the app's own helper, shared with the browser benchmark).
 app_server = serve_in_thread
+#: The repository (a server process runs from here, as a user starts it).
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A port free now, for a server that must come back on the same address after a restart."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def server_process(
+    data_dir: Path, port: int, *args: str, timeout: float = 180
+) -> Iterator[subprocess.Popen[str]]:
+    """``python -m training.serve --port PORT --data-dir DATA_DIR ARGS`` in a process of its own (so a test can
+    SIGKILL it, as a crash or ``kill -9`` would), once it says it serves; killed at the end if still running.
+    Its output is kept in ``.lines``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    command = [
+        sys.executable,
+        "-m",
+        "training.serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        *args,
+    ]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines: list[str] = []
+    proc.lines = lines  # type: ignore[attr-defined]
+
+    def drain() -> None:  # read every line, so that a chatty server never blocks on a full pipe
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not any(line.startswith("splendor app on") for line in lines):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                time.sleep(0.2)  # the last lines
+                raise AssertionError(f"the server did not start (exit {proc.poll()}):\n" + "\n".join(lines))
+            time.sleep(0.05)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
 
 
 def call(

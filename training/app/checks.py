@@ -76,10 +76,11 @@ def read_record_file(folder: Path, name: str) -> str:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         raise ApiError(f"no records file {str(shown)!r} in {folder}") from None
+    info = os.fstat(fd)  # before fdopen, which raises IsADirectoryError (a 500) on a folder
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise ApiError(f"{str(shown)!r} is not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ApiError(f"{str(shown)!r} is not a regular file")
         if info.st_size > MAX_RECORD_BYTES:
             raise ApiError(f"{str(shown)!r} is too large ({info.st_size} bytes; at most {MAX_RECORD_BYTES})")
         raw = handle.read(MAX_RECORD_BYTES + 1)

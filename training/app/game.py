@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,6 +35,14 @@ LOG_LINES = 60
 #: Watch mode: the pause between two agent moves a game starts with, and the range a page may set (ms).
 PACE_MS = 400
 PACE_RANGE_MS = (0, 10_000)
+
+
+class Saver(Protocol):
+    """Where a game is saved as it goes (:class:`training.app.archive.Archive`)."""
+
+    def move(self, game: Game, action: int) -> None: ...
+    def ended(self, game: Game) -> None: ...
+    def paced(self, game: Game) -> None: ...
 
 
 @dataclass
@@ -73,6 +81,8 @@ class Game:
     pacer: threading.Thread | None = None
     #: When the last agent move of watch mode ended (or play started or resumed): the next is due a delay later.
     paced_at: float = 0.0
+    #: Where each move is saved before it is played (:mod:`training.app.archive`); ``None``: nowhere.
+    archive: Saver | None = None
 
     @property
     def human_seats(self) -> list[int]:
@@ -103,13 +113,23 @@ class Game:
         }
 
     def play(self, action: int) -> None:
-        """Play ``action`` for the seat on move (the env refuses an illegal one and stays unchanged)."""
+        """Play ``action`` for the seat on move (the env refuses an illegal one and stays unchanged).
+
+        A legal move is saved first: if saving fails, the game has not moved, so what is saved
+        and what is shown never part.
+        """
         seat = self.seat_on_move()
         words = self.env.describe_action(action)
+        if self.archive is not None:
+            mask = self.env.observe(self.env.agent_selection)["action_mask"]
+            if isinstance(action, (int, np.integer)) and 0 <= action < len(mask) and mask[action]:
+                self.archive.move(self, int(action))
         self.env.step(action)
         self.version += 1
         self.actions.append(int(action))
         self.log.append(f"{self.move}. player_{seat} ({self.specs[seat]}): {words}")
+        if self.archive is not None and self.over():
+            self.archive.ended(self)
 
     def claim(self) -> int:
         """Mark the seat on move as thinking (call with the lock held): no other request may move now."""
@@ -176,6 +196,8 @@ class Game:
             self.pace_lock.notify_all()
         with self.lock:
             self.version += 1
+            if self.archive is not None:
+                self.archive.paced(self)
         self.changed()
 
     def _due(self) -> bool:

@@ -3,7 +3,7 @@
 Usage::
 
     python -m training.serve                      # http://127.0.0.1:8000/
-    python -m training.serve --port 8080 --records-dir results --models-dir runs
+    python -m training.serve --port 8080 --records-dir results --models-dir runs --data-dir results/table
 
 Why Starlette and uvicorn: an established ASGI stack parses HTTP, streams live
 updates and runs the blocking engine calls on worker threads, so this file
@@ -11,6 +11,8 @@ only routes, guards and encodes (``pip install 'splendor-env[app]'``). The
 engine on the server is the only source of truth (:mod:`training.app.store`):
 the page shows what the server sends and sends back an action id with the move
 number it was shown, so a stale click is refused instead of played elsewhere.
+Every game is saved as it moves (:mod:`training.app.archive`, in ``--data-dir``),
+so a restarted server goes on with each game at its address.
 
 Safe to leave running: it binds 127.0.0.1; a state-changing request needs a
 JSON content type and a same-origin ``Origin`` (or none), so no other web page
@@ -19,7 +21,8 @@ names it; bodies are capped in size, depth and time to arrive; records open
 only by upload or from ``--records-dir``, models only shipped or from
 ``--models-dir``, and search budgets only up to ``--max-ms-per-move``
 (:mod:`training.app.checks`). Every error is JSON with a 4xx status, a request
-that is not well-formed HTTP included (:class:`JsonH11Protocol`).
+that is not well-formed HTTP included, and slow or greedy connections are cut short
+(:mod:`training.app.protocol`).
 
 JSON API:
 
@@ -36,7 +39,9 @@ JSON API:
 * ``POST /api/records`` ``{"record": {...}}`` or ``{"text": "<JSON lines>"}`` or
   ``{"path": "NAME.jsonl"}`` (inside ``--records-dir``), with ``"index"`` (default 0);
 * ``GET /api/replays/ID?move=k``: the record's position after its first ``k`` decisions;
-* ``POST /api/replays/ID/continue`` ``{"move": k, "agents": [...]}``: a new game from that position.
+* ``POST /api/replays/ID/continue`` ``{"move": k, "agents": [...]}``: a new game from that position;
+* ``GET /api/lobby``: the games saved here, newest first (``/lobby`` shows them);
+* ``GET /api/games/ID/record``: a finished game's record; ``GET /api/lobby/records``: every one, as JSON lines.
 """
 
 from __future__ import annotations
@@ -63,11 +68,11 @@ from agents.nets.shipped import shipped_names
 from splendor_env.env import raw_env
 from splendor_env.picture import to_svg
 from splendor_env.state import MODULE_NAMES
+from training.app.archive import FILE_NAME, Archive, ArchiveError
 from training.app.checks import HUMAN, MAX_JSON_DEPTH, ApiError, Limits, json_depth, record_files
 from training.app.store import Store
 
 try:
-    import h11
     import uvicorn
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -75,7 +80,8 @@ try:
     from starlette.requests import Request
     from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from training.app.protocol import ConnectionLimits, protocol_for
 except ImportError as exc:  # the optional extra
     raise ImportError(
         f"the browser app needs Starlette and uvicorn: pip install -e '.[app]' ({exc})"
@@ -84,19 +90,24 @@ except ImportError as exc:  # the optional extra
 #: The page (package data).
 WEB = Path(__file__).parent / "web"
 #: The page's other files, by name, with their media types (nothing else under web/ is served).
-ASSETS = {"app.js": "text/javascript", "table.js": "text/javascript", "app.css": "text/css"}
+ASSETS = {
+    "app.js": "text/javascript",
+    "table.js": "text/javascript",
+    "lobby.js": "text/javascript",
+    "app.css": "text/css",
+}
 #: Largest request body (an uploaded records file included).
 MAX_BODY = 16 * 1024 * 1024
 #: Seconds a request body may take to arrive in full.
 BODY_TIMEOUT_S = 1.5
 #: Default cap on an agent's time per move (``--max-ms-per-move``).
 MAX_MS_PER_MOVE = 5000.0
+#: Where ``python -m training.serve`` saves games unless ``--data-dir`` says otherwise.
+DATA_DIR = "results/table"
 #: Seconds between keep-alive comments on a live stream.
 HEARTBEAT_S = 15.0
 #: Host names always served (with any port): this machine.
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-#: Largest request line and headers together (bytes); beyond it a request gets 431.
-MAX_HEAD = 64 * 1024
 
 _ID = re.compile(r"^[0-9a-f]{1,32}$")
 
@@ -195,16 +206,30 @@ def _tokens(request: Request) -> list[str]:
     return [t for t in request.query_params.get("tokens", "").split(",") if t]
 
 
-def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
-    """The ASGI app: routes over one :class:`Store`, behind :class:`Guard` (``hosts``: extra Host names)."""
+def build_app(limits: Limits, hosts: tuple[str, ...] = (), archive: Archive | None = None) -> Any:
+    """The ASGI app: routes over one :class:`Store`, behind :class:`Guard` (``hosts``: extra Host names;
+    ``archive``: where games are saved, in memory without one)."""
 
     def start_agents(game: Any) -> None:
         threading.Thread(target=game.run_agents, name=f"agents-{game.game_id}", daemon=True).start()
 
-    store = Store(limits, start_agents=start_agents)
+    store = Store(limits, start_agents=start_agents, archive=archive)
 
     def page(request: Request) -> Response:
         return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
+
+    def lobby_page(request: Request) -> Response:
+        return FileResponse(WEB / "lobby.html", media_type="text/html; charset=utf-8")
+
+    async def lobby(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(store.lobby), headers={"Cache-Control": "no-store"})
+
+    async def saved_record(request: Request) -> Response:
+        record = await run_in_threadpool(store.saved_record, _id(request))
+        return _jsonl([record], f"game-{_id(request)}.jsonl")
+
+    async def saved_records(request: Request) -> Response:
+        return _jsonl(await run_in_threadpool(lambda: list(store.archive.finished_records())), "games.jsonl")
 
     def asset(request: Request) -> Response:
         name = request.path_params["name"]
@@ -233,7 +258,7 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
         return JSONResponse(await run_in_threadpool(store.get_game, _id(request), _tokens(request)))
 
     async def events(request: Request) -> StreamingResponse:
-        game = store.game(_id(request))
+        game = await run_in_threadpool(store.game, _id(request))  # may replay a saved game: off the loop
         mine = game.seats_of(_tokens(request))
         loop = asyncio.get_running_loop()
         changed = asyncio.Event()
@@ -308,6 +333,10 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
     routes = [
         Route("/", page),
         Route("/games/{id}", page),
+        Route("/lobby", lobby_page),
+        Route("/api/lobby", lobby),
+        Route("/api/lobby/records", saved_records),
+        Route("/api/games/{id}/record", saved_record),
         Route("/web/{name}", asset),
         Route("/api/specs", specs),
         Route("/api/games", new_game, methods=["POST"]),
@@ -327,84 +356,49 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = ()) -> Any:
     return Guard(app, {*LOCAL_HOSTS, *(_host_name(h) for h in hosts if h)})
 
 
+def _jsonl(records: list[dict[str, Any]], name: str) -> Response:
+    """Records as a JSON-lines file to save (the format of ``training.play --save-games``)."""
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
+    return Response(text, media_type="application/x-ndjson", headers=headers)
+
+
 def _locked_view(game: Any, mine: set[int]) -> dict[str, Any]:
     with game.lock:
         return game.view(mine)
 
 
-class _Connection(h11.Connection):
-    """h11's connection, keeping the error it found in what the client sent (to say it in the answer)."""
-
-    error: h11.RemoteProtocolError | None = None
-
-    def next_event(self) -> Any:
-        try:
-            return super().next_event()
-        except h11.RemoteProtocolError as exc:
-            self.error = exc
-            raise
-
-
-class JsonH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, answering a request it cannot parse as HTTP with a JSON 4xx.
-
-    Why: h11 refuses malformed framing (a negative or non-numeric
-    ``Content-Length``, two that disagree, a malformed request line or header,
-    a head over :data:`MAX_HEAD`) before the app runs, and uvicorn answers it
-    with a plain-text 400; here the answer is ``{"error": "..."}`` naming what
-    h11 found, like every other refusal, and the connection closes.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.conn = _Connection(h11.SERVER, MAX_HEAD)
-
-    def send_400_response(self, msg: str) -> None:
-        found = getattr(self.conn, "error", None)
-        status = getattr(found, "error_status_hint", 400)
-        status = status if 400 <= status < 500 else 400  # h11 hints 501 for an unknown Transfer-Encoding
-        if status == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE:
-            why = f"the request line and headers are over {MAX_HEAD} bytes"
-        else:
-            why = str(found) if found is not None and str(found) else msg.rstrip(".")
-            why = re.sub(r"bytearray\((b'.*?'|b\".*?\")\)", lambda m: m.group(1)[1:], why)[:200]
-        body = json.dumps({"error": f"malformed HTTP request: {why}"}).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"cache-control", b"no-store"),
-            (b"connection", b"close"),
-        ]
-        try:
-            reason = HTTPStatus(status).phrase.encode()
-            for event in (
-                h11.Response(status_code=status, headers=headers, reason=reason),
-                h11.Data(data=body),
-            ):
-                self.transport.write(self.conn.send(event) or b"")
-            self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
-        except h11.LocalProtocolError:  # an answer was already under way: nothing more can be said
-            pass
-        self.transport.close()
-
-
 class AppServer:
-    """uvicorn serving :func:`build_app` on a socket bound here (``port=0``: a free port, read ``.url``)."""
+    """uvicorn serving :func:`build_app` on a socket bound here (``port=0``: a free port, read ``.url``);
+    it owns ``archive`` (closed with the server)."""
 
-    def __init__(self, host: str, port: int, limits: Limits, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        limits: Limits,
+        verbose: bool = False,
+        connections: ConnectionLimits | None = None,
+        archive: Archive | None = None,
+    ) -> None:
+        self.archive = archive
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.socket.bind((host, port))
+        try:
+            self.socket.bind((host, port))
+        except OSError:
+            self.server_close()
+            raise
         extra = () if host in ("127.0.0.1", "localhost", "::1") else (host,)
-        self.app = build_app(limits, extra)
+        self.app = build_app(limits, extra, archive)
         config = uvicorn.Config(
             self.app,
             log_level="info" if verbose else "warning",
             access_log=verbose,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=2,
-            http=JsonH11Protocol,
+            http=protocol_for(connections or ConnectionLimits()),
             ws="none",
         )
         self.server = uvicorn.Server(config)
@@ -422,6 +416,8 @@ class AppServer:
 
     def server_close(self) -> None:
         self.socket.close()
+        if self.archive is not None:
+            self.archive.close()
 
 
 def make_server(
@@ -431,14 +427,19 @@ def make_server(
     records_dir: str | Path = "results",
     models_dir: str | Path | None = None,
     max_ms_per_move: float = MAX_MS_PER_MOVE,
+    connections: ConnectionLimits | None = None,
+    data_dir: str | Path | None = None,
 ) -> AppServer:
-    """The server bound to ``host:port``, not yet serving; records and models only from the folders named."""
+    """The server bound to ``host:port``, not yet serving; records and models only from the folders named,
+    games saved in ``data_dir`` (in memory without it; :class:`ArchiveError` for a folder or database it
+    cannot use); ``connections``: the limits on connections (:mod:`training.app.protocol`'s defaults)."""
     if max_ms_per_move <= 0:
         raise ValueError(f"max_ms_per_move must be > 0, got {max_ms_per_move}")
     limits = Limits(
         Path(records_dir), None if models_dir is None else Path(models_dir), float(max_ms_per_move)
     )
-    return AppServer(host, port, limits, verbose=verbose)
+    archive = None if data_dir is None else Archive(Path(data_dir))
+    return AppServer(host, port, limits, verbose=verbose, connections=connections, archive=archive)
 
 
 @contextmanager
@@ -476,6 +477,21 @@ def warm_up() -> float:
     return time.perf_counter() - start
 
 
+def _more_open_files() -> None:
+    """Raise this process's soft limit on open files to its hard limit: each connection is a file, and
+    a soft limit of 1,024 (common) would stop accepting while slow clients wait out the head deadline."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+            resource.setrlimit(
+                resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard)
+            )
+    except (ImportError, ValueError, OSError):  # not POSIX, or not allowed: the limit stays
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.serve", description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -498,6 +514,11 @@ def main(argv: list[str] | None = None) -> int:
         default=MAX_MS_PER_MOVE,
         help=f"cap on an agent's search per move in ms; bigger specs are refused (default {MAX_MS_PER_MOVE:g})",
     )
+    parser.add_argument(
+        "--data-dir",
+        default=DATA_DIR,
+        help=f"the folder games are saved in ({FILE_NAME}), so a restart goes on with them (default {DATA_DIR}/)",
+    )
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     if args.max_ms_per_move <= 0:
@@ -510,15 +531,23 @@ def main(argv: list[str] | None = None) -> int:
             "seats need their seat links",
             file=sys.stderr,
         )
-    print("compiling the engine (numba, first run only: up to a minute)...", flush=True)
-    warm_up()
-    try:
+    try:  # first: a database it cannot use is said at once, before the engine compiles
         server = make_server(
-            args.host, args.port, args.verbose, args.records_dir, args.models_dir, args.max_ms_per_move
-        )
+            args.host, args.port, args.verbose, args.records_dir, args.models_dir, args.max_ms_per_move,
+            data_dir=args.data_dir,
+        )  # fmt: skip
+    except ArchiveError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         parser.error(f"cannot listen on {args.host}:{args.port}: {exc}")
-    print(f"splendor app on {server.url} (Ctrl-C stops it)", flush=True)
+    _more_open_files()
+    print("compiling the engine (numba, first run only: up to a minute)...", flush=True)
+    warm_up()
+    print(
+        f"splendor app on {server.url} (Ctrl-C stops it); games saved in {Path(args.data_dir) / FILE_NAME}",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -5,10 +5,12 @@ check a move is the one shown and made by the seat's holder, replay a record) is
 independent of how the request arrived; :mod:`training.app.server` only routes
 and encodes. One game, its agents' thread and watch mode are :mod:`training.app.game`.
 
-Games live until idle: a game nobody watches (no live stream) and nobody moved
-in for :data:`IDLE_S` seconds is dropped when a new game starts, and beyond
-:data:`MAX_GAMES` the least recently used unwatched game goes first; a watched
-game is never dropped.
+Every game is saved as it is set up and as it moves (:mod:`training.app.archive`); memory
+holds the games in play. A game nobody watches (no live stream) and nobody moved in for
+:data:`IDLE_S` seconds leaves memory when a new game starts, and beyond :data:`MAX_GAMES` the
+least recently used unwatched game goes first; a watched game, or one an agent is moving in,
+stays. A game asked for that is not in memory (left it, or the server restarted) is replayed
+from the archive, and its agents go on.
 """
 
 from __future__ import annotations
@@ -30,14 +32,15 @@ from splendor_env.env import EnvConfig, raw_env
 from splendor_env.picture import to_svg
 from splendor_env.records import check_record, new_env, parse_records, replayed_moves
 from splendor_env.state import MODULE_NAMES
+from training.app.archive import Archive, SavedGame, record_of
 from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
 from training.app.game import PACE_RANGE_MS, Game
 from training.app.seats import build_seat
 from training.common.games import check_plays
 
-#: Games and replays kept in memory; beyond this the least recently used unwatched one is dropped.
+#: Games and replays kept in memory; beyond this the least recently used unwatched one leaves it.
 MAX_GAMES = 64
-#: Seconds after its last move (or view) that an unwatched game may be dropped.
+#: Seconds after its last move (or view) that an unwatched game may leave memory (it stays saved).
 IDLE_S = 2 * 3600
 
 
@@ -120,13 +123,21 @@ class Store:
     """The server's games and replays, by id; one lock guards the tables, one lock per game its play.
 
     ``start_agents(game)`` runs :meth:`Game.run_agents` off the request (the
-    server passes a thread starter; by default it runs in the caller).
+    server passes a thread starter; by default it runs in the caller). Games are
+    saved in ``archive`` (by default a database in memory, gone with the store).
     """
 
-    def __init__(self, limits: Limits, start_agents: Callable[[Game], None] | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        start_agents: Callable[[Game], None] | None = None,
+        archive: Archive | None = None,
+    ) -> None:
         self.limits = limits
         self._start_agents = start_agents or (lambda game: game.run_agents())
+        self.archive = archive if archive is not None else Archive(None)
         self._lock = threading.Lock()
+        self._restoring = threading.Lock()
         self._games: OrderedDict[str, Game] = OrderedDict()
         self._replays: OrderedDict[str, Replay] = OrderedDict()
 
@@ -135,13 +146,15 @@ class Store:
         return secrets.token_hex(6)
 
     def _keep_game(self, game: Game) -> None:
-        """Keep ``game``; drop idle unwatched games, then the least recently used unwatched beyond MAX_GAMES."""
+        """Keep ``game``; drop idle unwatched games, then the least recently used unwatched beyond MAX_GAMES
+        (never one an agent is moving in: its moves must not go on beside a copy read back)."""
         now = time.monotonic()
         with self._lock:
-            for key, old in list(self._games.items()):
-                if not old.watchers and now - old.last_used > IDLE_S:
-                    del self._games[key]
-            unwatched = sorted((g.last_used, k) for k, g in self._games.items() if not g.watchers)
+            idle = {k: g for k, g in self._games.items() if not g.watchers and not _moving(g)}
+            for key, old in list(idle.items()):
+                if now - old.last_used > IDLE_S:
+                    del self._games[key], idle[key]
+            unwatched = sorted((g.last_used, k) for k, g in idle.items())
             while len(self._games) >= MAX_GAMES and unwatched:
                 del self._games[unwatched.pop(0)[1]]
             if len(self._games) >= MAX_GAMES:
@@ -156,16 +169,61 @@ class Store:
             while len(self._replays) > MAX_GAMES:
                 self._replays.popitem(last=False)
 
+    def in_memory(self) -> list[str]:
+        """The ids of the games in memory now, least recently kept first (the rest are only saved)."""
+        with self._lock:
+            return list(self._games)
+
     def game(self, game_id: str) -> Game:
+        """The game ``game_id``: from memory, else read back from the archive (its agents then go on)."""
         with self._lock:
             game = self._games.get(game_id)
         if game is None:
-            raise ApiError(
-                f"no game {game_id!r} (idle for over {IDLE_S // 3600} hours, or the server restarted)",
-                HTTPStatus.NOT_FOUND,
-            )
+            with self._restoring:  # one reader: a game read back twice would be played twice
+                with self._lock:
+                    game = self._games.get(game_id)
+                restored = game is None
+                if game is None:
+                    game = self._restore(game_id)
+                    self._keep_game(game)
+            if restored and game.agents_on_move():  # an agent was on move when the server stopped
+                self._start_agents(game)
         game.last_used = time.monotonic()
         return game
+
+    def _restore(self, game_id: str) -> Game:
+        """The saved game ``game_id`` replayed to its last saved move; a finished one seats no agent."""
+        saved = self.archive.load(game_id)
+        if saved is None:
+            raise ApiError(f"no game {game_id!r} on this server", HTTPStatus.NOT_FOUND)
+        seat_agents: list[Any] = [None] * saved.num_players
+        if saved.result is None:
+            try:
+                _, built = _check_agents(saved.agents, self.limits, saved.num_players)
+                seat_agents = _build_agents(built, saved.seed, saved.modules, self.limits.max_ms_per_move)
+            except ApiError as exc:
+                raise ApiError(f"game {game_id} cannot go on here: {exc}", HTTPStatus.CONFLICT) from exc
+        try:
+            game = _replayed_game(saved, seat_agents)
+        except (ValueError, TypeError, IllegalActionError) as exc:
+            raise ApiError(f"game {game_id} no longer replays: {exc}", HTTPStatus.CONFLICT) from exc
+        game.archive = self.archive
+        if saved.result is None and game.over():  # stopped between its last move and saving the result
+            self.archive.ended(game)
+        return game
+
+    def lobby(self) -> dict[str, Any]:
+        """The games saved here, the most recently played first (no seat tokens: anyone may list them)."""
+        return {"games": self.archive.listing()}
+
+    def saved_record(self, game_id: str) -> dict[str, Any]:
+        """A finished game's record, as its page offers it."""
+        saved = self.archive.load(game_id)
+        if saved is None:
+            raise ApiError(f"no game {game_id!r} on this server", HTTPStatus.NOT_FOUND)
+        if saved.result is None:
+            raise ApiError(f"game {game_id} is not over: its record comes at the end", HTTPStatus.CONFLICT)
+        return record_of(saved)
 
     def replay(self, replay_id: str) -> Replay:
         with self._lock:
@@ -198,6 +256,8 @@ class Store:
             self._new_id(), env, specs, seat_agents, seed, np.random.default_rng(seed), prefix=list(prefix)
         )
         game.tokens = {p: secrets.token_urlsafe(12) for p in game.human_seats}
+        self.archive.add(game)
+        game.archive = self.archive
         self._keep_game(game)
         with game.lock:
             view = game.view(set(game.tokens))
@@ -355,6 +415,29 @@ class Store:
         game_env = raw_env(num_players=len(specs), modules=modules, max_turns=max_turns)
         game_env.reset(seed=seed, options={"snapshot": state})
         return self._start(game_env, specs, seat_agents, seed, prefix=list(record["actions"][:move]))
+
+
+def _moving(game: Game) -> bool:
+    """Whether an agent is moving in ``game`` now or is about to (its thread is under way)."""
+    with game.lock:
+        return game.thinking is not None or game.agents_on_move()
+
+
+def _replayed_game(saved: SavedGame, seat_agents: list[Any]) -> Game:
+    """A saved game replayed from its deal (the recorded moves it continued from, then its own)."""
+    env = raw_env(num_players=saved.num_players, modules=saved.modules, max_turns=saved.max_turns)
+    env.reset(seed=saved.seed)
+    for action in saved.prefix:
+        env.step(action)
+    move = len(saved.prefix) + len(saved.actions)
+    rng = np.random.default_rng([saved.seed, move])  # the agents' own draws go on from a seed of their own
+    game = Game(
+        saved.game_id, env, list(saved.agents), seat_agents, saved.seed, rng, prefix=list(saved.prefix)
+    )
+    game.tokens, game.delay_ms, game.paused = dict(saved.tokens), saved.delay_ms, saved.paused
+    for action in saved.actions:
+        game.play(action)
+    return game
 
 
 def _parse_lines(text: str, where: str) -> list[Any]:

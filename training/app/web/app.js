@@ -11,6 +11,8 @@ const app = {
   timings: [],       // ms from a move click to the updated board (read by python -m training.speed.app)
   tokens: {},        // this browser's seat tokens for the open game: {seat: token}
   stream: null,      // the open game's live updates (server-sent events)
+  retryTimer: null,  // the next try to reach the server again after the stream was lost
+  reconnects: 0,     // times this page got its game back after losing the server (read by the tests)
   thinkingTimer: null,
 };
 window.app = app;
@@ -60,13 +62,50 @@ function tokenList() { return Object.values(app.tokens).join(","); }
 function follow(id) {
   // The live stream: every change of the game (an agent starting to think, its move) arrives here.
   if (app.stream) app.stream.close();
-  app.stream = new EventSource("/api/games/" + id + "/events?tokens=" + encodeURIComponent(tokenList()));
-  app.stream.onmessage = (event) => {
+  clearTimeout(app.retryTimer);
+  const stream = new EventSource("/api/games/" + id + "/events?tokens=" + encodeURIComponent(tokenList()));
+  app.stream = stream;
+  stream.onmessage = (event) => {
     const view = JSON.parse(event.data);
     if (app.mode === "game" && app.view && app.view.game_id === view.game_id && view.version > app.view.version) {
       renderGame(view);
     }
   };
+  stream.onerror = () => {  // the server went away (a restart): say so, and try again until it is back
+    if (app.stream !== stream) return;
+    stream.close();
+    app.stream = null;
+    reconnect(id);
+  };
+}
+
+function reconnect(id) {
+  // Try again with backoff (0.25 s doubling to 2 s); once the server answers, reload the game and follow it
+  // anew (a restarted server counts versions afresh). A refusal (the game is gone) ends the tries.
+  const banner = $("reconnecting");
+  let delay = 250, tries = 0;
+  const attempt = async () => {
+    if (app.mode !== "game" || !app.view || app.view.game_id !== id) { banner.classList.add("hidden"); return; }
+    tries += 1;
+    try {
+      const view = await api("GET", "/api/games/" + id + "?tokens=" + encodeURIComponent(tokenList()));
+      banner.classList.add("hidden");
+      app.reconnects += 1;
+      app.busy = false;
+      showError("");
+      renderGame(view);
+      follow(id);
+    } catch (e) {
+      if (e.status === 404 || e.status === 409) { banner.classList.add("hidden"); showError(e.message); return; }
+      delay = Math.min(2 * delay, 2000);
+      banner.textContent = "Lost the server: reconnecting... (try " + tries + ")";
+      app.retryTimer = setTimeout(attempt, delay);
+    }
+  };
+  banner.textContent = "Lost the server: reconnecting...";
+  banner.classList.remove("hidden");
+  clearTimeout(app.retryTimer);
+  app.retryTimer = setTimeout(attempt, delay);
 }
 
 async function openGame(view) {
@@ -261,6 +300,8 @@ function readFile(file) {
 
 async function openRecord(body) {
   if (app.stream) { app.stream.close(); app.stream = null; }
+  clearTimeout(app.retryTimer);
+  $("reconnecting").classList.add("hidden");
   $("setup").open = true;
   if (location.pathname !== "/") history.pushState({}, "", "/");
   try {
