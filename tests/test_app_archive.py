@@ -17,15 +17,10 @@ import pytest
 
 import agents
 from agents import runner
+from tests.helpers.app_archive import LIMITS, corrupted_archive, store_in
 from training.app.archive import FILE_NAME, Archive, ArchiveError
-from training.app.checks import ApiError, Limits
+from training.app.checks import ApiError
 from training.app.store import Store
-
-LIMITS = Limits(Path("."), None, 1000.0)
-
-
-def store_in(folder: Path) -> Store:
-    return Store(LIMITS, archive=Archive(folder))
 
 
 def tokens_of(view: dict[str, Any]) -> list[str]:
@@ -38,20 +33,6 @@ def play_first(store: Store, game_id: str, tokens: list[str], times: int) -> dic
         view = store.move(game_id, {"action": view["legal"][0]["id"], "move": view["move"], "tokens": tokens})
         view = store.get_game(game_id, tokens)
     return view
-
-
-def corrupted_archive(folder: Path) -> Path:
-    """A database of this server with some games, then bytes of its tables overwritten (a failing disk)."""
-    store = store_in(folder)
-    for seed in range(30):
-        store.new_game({"agents": ["human", "greedy"], "seed": seed})
-    store.archive.close()
-    path = folder / FILE_NAME
-    data = bytearray(path.read_bytes())
-    for offset in (4096 + 100, 8192 + 50):
-        data[offset : offset + 200] = b"\xff" * 200
-    path.write_bytes(bytes(data))
-    return path
 
 
 def test_a_game_read_back_is_the_same_game_and_goes_on(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def test_a_database_the_server_cannot_use_is_refused_in_one_line_naming_it(tmp_p
         with sqlite3.connect(path) as conn:
             conn.execute("CREATE TABLE notes (text TEXT)")
     else:
-        from tests.test_app_archive import corrupted_archive
+        from tests.helpers.app_archive import corrupted_archive
 
         corrupted_archive(data)
     done = subprocess.run(
