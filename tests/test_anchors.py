@@ -145,3 +145,18 @@ def test_the_frozen_anchors_are_the_fit_of_the_committed_round_robin() -> None:
         assert anchors == fitted[label], label
         played = {c for c, *_ in meetings[label]}
         assert played == set(anchors), label  # every reference's card is in the fit
+
+
+def test_a_stopped_round_robin_names_its_folder_and_the_same_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("training.anchors.play_round_robin", stopped)
+    argv = ["--out", str(tmp_path / "rr"), "--players", "2", "--modules", "none"]
+    assert run_cli(anchors_main, argv, prog="python -m training.anchors") == 130
+    assert capsys.readouterr().err.strip() == (
+        f"python -m training.anchors: stopped (Ctrl-C); what was finished is saved in {tmp_path / 'rr'}: "
+        f"go on with python -m training.anchors {' '.join(argv)}"
+    )

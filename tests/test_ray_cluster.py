@@ -137,7 +137,7 @@ def test_a_search_training_iteration_on_the_cluster_equals_a_local_one(
 ) -> None:
     import yaml
 
-    from tests.helpers.search_runs import tiny
+    from tests.helpers.search_runs import tiny, untimed
 
     for name, where in (("local", []), ("ray", ["--backend", "ray", "--address", cluster.address])):
         config = tmp_path / f"{name}.yaml"
@@ -153,13 +153,6 @@ def test_a_search_training_iteration_on_the_cluster_equals_a_local_one(
     ]
     assert state[0]["iteration"] == state[1]["iteration"] == 1
     assert untimed(state[0]) == untimed(state[1])
-
-
-def untimed(state: dict) -> dict:
-    """A search run's state without what the clock decides (seconds, rates, the pieces' wall time)."""
-    timed = ("seconds", "_per_s")
-    metrics = [{k: v for k, v in m.items() if not k.endswith(timed)} for m in state["metrics"]]
-    return {**{k: v for k, v in state.items() if k != "pieces"}, "metrics": metrics}
 
 
 def test_a_cluster_that_refuses_the_token_gets_one_line_saying_what_to_set(

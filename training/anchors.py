@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from training.common.cli import chosen_games, run_cli
+from training.common.cli import chosen_games, note_saving, run_cli
 from training.common.games import config_label
 from training.common.jobs import add_backend_arguments, check_backend
 from training.matches.anchors import ROUND_ROBIN, fitted_anchors, play_round_robin, write_anchors
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     if wanted is not None:
         games = [g for g in games if g in wanted]
     out = Path(args.out)
+    note_saving(out, resume_flag="")  # a stop names the round robin's folder; the same command goes on
     meetings: dict = {}
     for game in games:
         meetings.update(play_round_robin(out, args.workers, args.backend, args.address, [game]))

@@ -26,3 +26,10 @@ def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
         else:
             raw[key] = value
     return raw
+
+
+def untimed(state: dict[str, Any]) -> dict[str, Any]:
+    """A search run's ``state.json`` without what the clock decides (seconds, rates, the pieces' wall time)."""
+    timed = ("seconds", "_per_s")
+    metrics = [{k: v for k, v in m.items() if not k.endswith(timed)} for m in state["metrics"]]
+    return {**{k: v for k, v in state.items() if k != "pieces"}, "metrics": metrics}

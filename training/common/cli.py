@@ -30,10 +30,16 @@ USER_ERRORS: tuple[type[BaseException], ...] = (CliError, ValueError, OSError)
 
 #: the folders the running command saves its finished work into (:func:`note_saving`)
 SAVING: list[str] = []
+#: the flag that makes the running command go on with its saved work ("": it always goes on)
+RESUME_FLAG: list[str] = ["--resume"]
 
 
-def note_saving(folder: str | os.PathLike[str]) -> None:
-    """Say that this command saves its finished work in ``folder``, so a stop names it and ``--resume``."""
+def note_saving(folder: str | os.PathLike[str], resume_flag: str | None = None) -> None:
+    """Say that this command saves its finished work in ``folder``, so a stop names it and the command
+    that goes on (the first folder noted is the one named; ``resume_flag``: the flag that goes on,
+    ``""`` for a command that always goes on where it stopped)."""
+    if resume_flag is not None:
+        RESUME_FLAG[0] = resume_flag
     if str(folder) not in SAVING:
         SAVING.append(str(folder))
 
@@ -42,8 +48,9 @@ def stop_line(prog: str, args: list[str], why: str) -> str:
     """One line for a stopped command: what was saved and the command that goes on (``--resume``)."""
     if not SAVING:
         return f"{prog}: stopped ({why})"
+    flag = RESUME_FLAG[0]
     again = [a for a in args if a != "--force"]
-    again = again if "--resume" in again else [*again, "--resume"]
+    again = again if not flag or flag in again else [*again, flag]
     command = " ".join([prog if prog.startswith("python") else f"python -m {prog}", *again])
     return f"{prog}: stopped ({why}); what was finished is saved in {SAVING[0]}: go on with {command}"
 
@@ -60,6 +67,7 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
     prog = prog or os.path.basename(sys.argv[0])
     previous = exit_on_sigterm()
     SAVING.clear()
+    RESUME_FLAG[0] = "--resume"
     try:
         result = main(args)
     except KeyboardInterrupt:
