@@ -370,3 +370,48 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_first_game(
     last = done.stderr.strip().splitlines()[-1]
     assert "cannot write in" in last or "does not exist" in last, last
     assert "games" not in done.stdout and time.monotonic() - started < 60
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_search_training_run_with_workers_killed_again_and_again_ends_as_an_undisturbed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unattended run survives a worker killed every 60 s. Here, without a clock: over four
+    iterations a worker dies busy (the first try of self-play jobs 1 and 4) and one is killed idle
+    before every step (self-play, training, gate: twelve kills); the run ends with the undisturbed
+    run's buffer and state."""
+    from tests.helpers.search_runs import tiny, untimed
+    from training.expert_iteration import config as search_config
+    from training.expert_iteration import loop
+
+    def run(name: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        raw = tiny(tmp_path / name, iterations=4, selfplay__games=6, eval__every=4)
+        loop.search_train(
+            search_config.from_dict(raw, check_specs=False), workers=2, progress=False, log=lambda *_: None
+        )
+        ckpt = tmp_path / name / "run" / "checkpoints"
+        with np.load(ckpt / "buffer.npz") as data:
+            buffer = {key: data[key] for key in data.files}
+        return buffer, json.loads((ckpt / "state.json").read_text())
+
+    plain_buffer, plain_state = run("plain")
+    killed: list[int] = []
+    for step, function in list(loop.STEP_FUNCTIONS.items()):
+
+        def kill_then(*args: Any, function: Any = function) -> None:
+            pid = wait_workers(2)[len(killed) % 2]  # idle: between two steps
+            os.kill(pid, signal.SIGKILL)
+            assert wait_gone(pid)
+            killed.append(pid)
+            function(*args)
+
+        monkeypatch.setitem(loop.STEP_FUNCTIONS, step, kill_then)
+    monkeypatch.setenv(FAULT_ENV, f"1,4:{tmp_path}")
+    buffer, state = run("killed")
+    assert len(killed) >= 8 and (tmp_path / "job-1").exists() and (tmp_path / "job-4").exists()
+    assert state["iteration"] == plain_state["iteration"] == 4
+    assert untimed(state) == untimed(plain_state)
+    assert buffer.keys() == plain_buffer.keys()
+    for key in plain_buffer:
+        np.testing.assert_array_equal(buffer[key], plain_buffer[key])
