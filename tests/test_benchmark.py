@@ -191,7 +191,7 @@ def test_out_must_be_a_folder(
     target = tmp_path / "file.txt"
     target.write_text("x")
     assert run_cli(benchmark_main, ["greedy", "--quick", "--out", str(target)], prog="benchmark") == 2
-    assert "exists and is not a folder" in capsys.readouterr().err
+    assert "exists and is not a directory" in capsys.readouterr().err
 
 
 def test_tournament_writes_the_card_s_win_rate_plot(tmp_path: Path) -> None:

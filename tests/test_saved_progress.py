@@ -150,3 +150,16 @@ def test_a_tournament_replays_only_the_games_whose_records_are_bad(
     assert resume() == whole  # not a KeyError in the tables
     assert "line 5: the result has no winners" in capsys.readouterr().err
     assert sorted(json.loads(line)["job"] for line in path.read_text().splitlines()) == list(range(6))
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path: Path) -> None:
+    """``[Errno 28] No space left on device`` named no file; /dev/full fails every write as a full disk does."""
+    from training.common.progress import JobLog, save_text
+
+    with pytest.raises(OSError, match="No space left on device: '/dev/full'"):
+        save_text("/dev/full", "{}")
+    log = JobLog(tmp_path / "chunks.progress.jsonl", resume=False)
+    log._fh.close()
+    log._fh = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115
+    with pytest.raises(OSError, match=f"No space left on device: '{tmp_path / 'chunks.progress.jsonl'}'"):
+        log.add(0, {"games": 1})

@@ -99,7 +99,7 @@ def claim_folder(
     if resume and force:
         raise CliError("--resume and --force: pass --resume or --force, not both")
     if folder.exists() and not folder.is_dir():
-        raise CliError(f"{flag} {str(folder)!r} exists and is not a folder")
+        raise CliError(f"{flag} {str(folder)!r} exists and is not a directory")
     if resume or not holds_games(run):
         return
     if not force:
@@ -221,8 +221,11 @@ class JobLog:
     def add(self, key: int, result: Any) -> None:
         """Append one finished job (with its checksum) and flush it to the file."""
         body = record_body(key, result)
-        self._fh.write(checksummed(body))
-        self._fh.flush()
+        try:
+            self._fh.write(checksummed(body))
+            self._fh.flush()
+        except OSError as exc:  # a full disk: the error names no file unless told
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         self.done[key] = json.loads(body)["result"]  # as it reads back (as_json)
 
     def close(self) -> None:
@@ -362,7 +365,7 @@ def check_writable(path: Path, flag: str, is_file: bool = False) -> None:
     if is_file and path.is_dir():
         raise CliError(f"{flag} {str(path)!r} is a folder, not a file")
     if not is_file and where == path and not path.is_dir():
-        raise CliError(f"{flag} {str(path)!r} exists and is not a folder")
+        raise CliError(f"{flag} {str(path)!r} exists and is not a directory")
     try:
         with tempfile.NamedTemporaryFile(dir=where, prefix=".write-check-"):
             pass
@@ -370,3 +373,14 @@ def check_writable(path: Path, flag: str, is_file: bool = False) -> None:
         raise CliError(
             f"{flag} {str(path)!r}: cannot write in {str(where)!r} ({exc.strerror or exc})"
         ) from None
+
+
+def save_text(path: str | Path, text: str) -> None:
+    """``Path(path).write_text(text)``, whose errors name the file (a full disk's did not: ``[Errno 28]
+    No space left on device`` alone, the write failing after the open)."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from None

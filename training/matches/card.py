@@ -366,7 +366,7 @@ def run_benchmark(
     to play, of those the agent plays (``--players``, ``--modules``).
     """
     if out.exists() and not out.is_dir():
-        raise CliError(f"--out {str(out)!r} exists and is not a folder")
+        raise CliError(f"--out {str(out)!r} exists and is not a directory")
     card_plan(spec, only=only)  # the agent checked before the folder is touched
     claim_folder(out, resume, force, run=out / "games")
     card = make_card(

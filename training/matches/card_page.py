@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from training.common.progress import save_text
 from training.matches.report import save_figure, win_rate_panel
 
 
@@ -206,8 +207,8 @@ def write_card(card: dict[str, Any], out: Path) -> list[Path]:
     """``card.json``, ``card.md`` and ``card.png`` in ``out`` (made if missing)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "card.json", out / "card.md", out / "card.png"]
-    paths[0].write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
-    paths[1].write_text(card_markdown(card), encoding="utf-8")
+    save_text(paths[0], json.dumps(card, indent=1) + "\n")
+    save_text(paths[1], card_markdown(card))
     save_figure(card_figure(card), paths[2])
     return paths
 

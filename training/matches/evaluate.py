@@ -23,7 +23,7 @@ from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
-from training.common.progress import JobLog, claim_folder, needs_keys, open_run
+from training.common.progress import JobLog, claim_folder, needs_keys, open_run, save_text
 from training.matches.match import MatchResult, play_match, seated_agent
 
 CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
@@ -317,7 +317,7 @@ def run_evaluation(
     echo(f"  ({elapsed:.1f} s)")
     text = json.dumps([r.as_dict() for r in results], indent=2) + "\n"
     if json_path:
-        Path(json_path).write_text(text)
+        save_text(json_path, text)
     if out is not None:
-        (Path(out) / "results.json").write_text(text)
+        save_text(Path(out) / "results.json", text)
     return results

@@ -28,7 +28,7 @@ from splendor_env.records import write_records
 from training.common.cli import CliError, check_game_args
 from training.common.games import config_folder, config_label, plays
 from training.common.jobs import check_backend, chunks, job_seed, map_jobs
-from training.common.progress import JobLog, as_json, claim_folder, needs_keys, open_run
+from training.common.progress import JobLog, as_json, claim_folder, needs_keys, open_run, save_text
 from training.matches.match import seated_agent
 from training.matches.report import format_tables, summarise, write_outputs
 
@@ -334,7 +334,7 @@ def run_tournament(
     result = {"configurations": summaries}
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "summary.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+        save_text(Path(out) / "summary.json", json.dumps(result, indent=2))
     return result
 
 
@@ -409,7 +409,7 @@ def _run_config(
         if save_games:
             write_records(out / "games.jsonl", records)
             summary["files"].append(str(out / "games.jsonl"))
-            (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+            save_text(out / "summary.json", json.dumps(summary, indent=2))
     if echo is not None:
         echo(format_tables(summary))
         if out is not None:
