@@ -10,12 +10,10 @@ still exits 143/130 after saving its work; and ``--address`` reaches a running c
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -107,57 +105,29 @@ def watch_runtime() -> None:
         session = ray._private.worker._global_node.get_session_dir_path()  # noqa: SLF001
     except AttributeError:
         return
-    code = "import sys; from training.common.ray_cluster import reap; reap(int(sys.argv[1]), sys.argv[2])"
-    subprocess.Popen(
-        [sys.executable, "-c", code, str(os.getpid()), session],
+    # run by its path, not as part of the package: it imports the standard library only, so it is
+    # watching within a fraction of a second, and says so before the run goes on
+    watcher = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("ray_reaper.py")), str(os.getpid()), session],
         start_new_session=True,  # not in the driver's process group: a Ctrl-C there does not end it
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        cwd=str(Path(__file__).resolve().parents[2]),
     )
+    assert watcher.stdout is not None
+    watcher.stdout.readline()  # "watching": its first note of the runtime's processes is taken
+    watcher.stdout.close()
 
 
-def processes() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every process readable in ``/proc``."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmd = (
-                    Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                )
-                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            out[int(entry)] = (ppid, cmd)
-    return out
+from training.common.ray_reaper import below, processes, reap  # noqa: E402 (the watcher's, shared with the tests)
 
-
-def below(procs: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
-    """``roots`` and every process under them in ``procs``."""
-    found, grew = set(roots), True
-    while grew:
-        grew = False
-        for p, (ppid, _) in procs.items():
-            if ppid in found and p not in found:
-                found.add(p)
-                grew = True
-    return found
-
-
-def reap(driver: int, session: str, poll_seconds: float = 1.0) -> None:
-    """Wait for ``driver`` to end, then kill what is left of its Ray runtime (:func:`watch_runtime`).
-
-    The driver's descendants are noted at every poll: when it dies, some of the runtime's processes
-    (its raylet's agents) are handed to init and renamed, so only the last note still finds them.
-    """
-    seen: set[int] = set()
-    while Path(f"/proc/{driver}").exists():
-        seen = below(processes(), {driver}) - {driver, os.getpid()}
-        time.sleep(poll_seconds)
-    procs = processes()
-    doomed = below(procs, {p for p, (_, cmd) in procs.items() if session in cmd} | (seen & set(procs)))
-    for p in doomed - {os.getpid()}:
-        with contextlib.suppress(OSError):
-            os.kill(p, signal.SIGKILL)
+__all__ = [
+    "AUTH_HELP",
+    "below",
+    "connect_ray",
+    "processes",
+    "reap",
+    "token_available",
+    "use_token_auth",
+    "watch_runtime",
+]
