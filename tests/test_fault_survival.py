@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.processes import wait_gone, wait_workers
+from tests.helpers.search_runs import tiny
 from training.common.cli import CliError
 from training.common.jobs import FAULT_ENV
 from training.common.progress import JobLog, open_run
@@ -149,16 +150,7 @@ def test_a_search_training_worker_killed_while_the_network_trains_is_replaced(
         train(*args)
 
     monkeypatch.setitem(loop.STEP_FUNCTIONS, "train", kill_a_worker_then_train)
-    raw = {
-        "players": 2,
-        "init": "fresh",
-        "output_dir": str(tmp_path / "run"),
-        "iterations": 1,
-        "selfplay": {"games": 2, "sims": 8, "games_per_job": 1, "max_turns": 60},
-        "buffer": {"capacity": 4000},
-        "train": {"batch_size": 32, "epochs": 1, "min_positions": 10},
-        "gate": {"games": 2, "sims": 8},
-    }
+    raw = tiny(tmp_path, eval__every=0)  # the smallest run, no evaluation: the gate is what follows the kill
     summary = loop.search_train(search_config.from_dict(raw), workers=2, progress=False, log=lambda *_: None)
     assert killed and summary["iterations"] == 1  # the gate's games ran on the replaced worker
 
@@ -381,7 +373,7 @@ def test_a_search_training_run_with_workers_killed_again_and_again_ends_as_an_un
     iterations a worker dies busy (the first try of self-play jobs 1 and 4) and one is killed idle
     before every step (self-play, training, gate: twelve kills); the run ends with the undisturbed
     run's buffer and state."""
-    from tests.helpers.search_runs import tiny, untimed
+    from tests.helpers.search_runs import untimed
     from training.expert_iteration import config as search_config
     from training.expert_iteration import loop
 
