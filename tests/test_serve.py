@@ -399,3 +399,24 @@ def test_each_seat_link_moves_only_its_own_seat(url: str) -> None:
     assert status == 200 and after["seat_on_move"] == 1 and after["legal"] == []  # player_0's page waits
     status, seen = call(url, "GET", f"/api/games/{view['game_id']}?tokens={second}")
     assert seen["seat_on_move"] == 1 and seen["legal"]
+
+
+def test_a_server_takes_connections_from_the_moment_it_is_made(tmp_path: Path) -> None:
+    """``training.serve`` says where it serves before uvicorn starts; a client that connects then waits in
+    the queue and is answered once it runs, instead of being refused (it was, under load in CI)."""
+    from training.app.server import make_server
+
+    server = make_server("127.0.0.1", 0, records_dir=tmp_path)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    try:
+        parts = urlparse(server.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=5) as early:
+            early.sendall(b"GET /api/specs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            thread.start()
+            early.settimeout(60)
+            assert early.recv(64).startswith(b"HTTP/1.1 200")
+    finally:
+        server.shutdown()
+        if thread.is_alive():
+            thread.join(timeout=10)
+        server.server_close()

@@ -387,6 +387,9 @@ class AppServer:
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.socket.bind((host, port))
+            # listening from here: a client told "splendor app on ..." waits in the queue until uvicorn
+            # starts instead of being refused (it was, under load, in CI)
+            self.socket.listen(2048)
         except OSError:
             self.server_close()
             raise

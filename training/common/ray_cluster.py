@@ -71,6 +71,8 @@ def connect_ray(workers: int | None, address: str | None, **init_options: Any) -
     options = {"include_dashboard": False, "log_to_driver": False, **init_options}
     try:
         if address is None:
+            # inherited by the runtime's processes: its watcher finds them by it
+            os.environ[MARK] = str(os.getpid())
             ray.init(num_cpus=workers, **options)
         else:
             ray.init(address=address, **options)
@@ -82,6 +84,7 @@ def connect_ray(workers: int | None, address: str | None, **init_options: Any) -
             raise CliError(f"--address {address}: could not join the Ray cluster ({first})") from None
         raise
     finally:
+        os.environ.pop(MARK, None)  # the runtime has it; later children of this process are not Ray's
         for sig, handler in handlers.items():
             if handler is not None:
                 signal.signal(sig, handler)
@@ -119,12 +122,14 @@ def watch_runtime() -> None:
     watcher.stdout.close()
 
 
-from training.common.ray_reaper import below, processes, reap  # noqa: E402 (the watcher's, shared with the tests)
+from training.common.ray_reaper import MARK, below, marked, processes, reap  # noqa: E402 (the watcher's, shared with the tests)
 
 __all__ = [
     "AUTH_HELP",
+    "MARK",
     "below",
     "connect_ray",
+    "marked",
     "processes",
     "reap",
     "token_available",

@@ -15,6 +15,9 @@ import sys
 import time
 from pathlib import Path
 
+#: set by the driver (to its pid) before it starts its runtime, so every process of that runtime inherits it
+MARK = "SPLENDOR_RAY_DRIVER"
+
 
 def processes() -> dict[int, tuple[int, str]]:
     """pid -> (parent pid, command line) of every process readable in ``/proc``."""
@@ -44,19 +47,46 @@ def below(procs: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
     return found
 
 
-def reap(driver: int, session: str, poll_seconds: float = 1.0) -> None:
+def marked(mark: str) -> set[int]:
+    """The processes whose environment holds ``mark`` (``NAME=value``): inherited from the driver, it finds
+    a runtime's processes even once they are handed to init and renamed (``ray::IDLE``)."""
+    found, needle = set(), mark.encode() + b"\0"
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                environ = Path(f"/proc/{entry}/environ").read_bytes() + b"\0"
+            except OSError:
+                continue
+            if b"\0" + needle in b"\0" + environ:
+                found.add(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed and not yet waited for, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def reap(driver: int, session: str, poll_seconds: float = 0.5) -> None:
     """Wait for ``driver`` to end, then kill what is left of its Ray runtime (:func:`training.common.ray_cluster.watch_runtime`).
 
-    The driver's descendants are noted at every poll: when it dies, some of the runtime's processes
-    (its raylet's agents) are handed to init and renamed, so only the last note still finds them.
+    Three ways to find them, each catching what another can miss: the mark in their environment
+    (:data:`MARK`), the session folder on their command line, and the driver's descendants noted at
+    every poll (when it dies, its raylet's agents are handed to init and renamed).
     """
     seen: set[int] = below(processes(), {driver}) - {driver, os.getpid()}
     print("watching", flush=True)
-    while Path(f"/proc/{driver}").exists():
-        seen = below(processes(), {driver}) - {driver, os.getpid()}
+    while alive(driver):
+        now = below(processes(), {driver}) - {driver, os.getpid()}
+        if alive(driver):  # a note taken while it lived: a dead (zombie) driver's children are init's already
+            seen = now
         time.sleep(poll_seconds)
     procs = processes()
-    doomed = below(procs, {p for p, (_, cmd) in procs.items() if session in cmd} | (seen & set(procs)))
+    named = {p for p, (_, cmd) in procs.items() if session in cmd}
+    doomed = below(procs, named | (seen & set(procs)) | marked(f"{MARK}={driver}"))
     for p in doomed - {os.getpid()}:
         with contextlib.suppress(OSError):
             os.kill(p, signal.SIGKILL)
