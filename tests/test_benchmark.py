@@ -178,11 +178,16 @@ def test_each_finished_chunk_moves_the_progress_bar(
     ]
     assert " 4/8 [" in moved[0] and " 8/8 [" in moved[-1]
     assert lines[0].startswith("2p base: Elo ")  # the card's own lines still go to echo
-    # resumed with every chunk saved: the bar starts full and no game is played
+    # resumed with every chunk saved: the bar runs through the saved chunks to full and no game is played
+    saved = {p: p.read_bytes() for p in tmp_path.rglob("*.progress.jsonl")}
     bm.run_benchmark(
         "greedy", tmp_path, quick=True, echo=lines.append, only=[(2, ())], resume=True, progress_bar=True
     )
-    assert " 8/8 [00:00" in capsys.readouterr().err
+    bars = [
+        line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.startswith("games:")
+    ]
+    assert saved and " 8/8 [" in bars[-1]
+    assert {p: p.read_bytes() for p in saved} == saved
 
 
 def test_out_must_be_a_folder(

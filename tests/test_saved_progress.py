@@ -163,3 +163,42 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path: Path) -> None:
     log._fh = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115
     with pytest.raises(OSError, match=f"No space left on device: '{tmp_path / 'chunks.progress.jsonl'}'"):
         log.add(0, {"games": 1})
+
+
+def test_a_resume_after_the_weights_changed_under_the_same_name_is_refused(tmp_path: Path) -> None:
+    """The manifests named the network file, not its contents: a retrained ``net.zip`` resumed into the
+    old one's games and the tables mixed the two. Each command now refuses, naming the network."""
+    import shutil
+    import zipfile
+
+    from training.common.cli import CliError
+    from training.matches.card import make_card
+    from training.matches.evaluate import evaluate
+    from training.matches.protocol import PROTOCOL_2
+    from training.matches.tournament import run_tournament
+
+    net = tmp_path / "net.zip"
+    shutil.copy(Path(__file__).resolve().parents[1] / "agents" / "shipped" / "ppo_2p.zip", net)
+    spec = f"ppo:{net}"
+    # the protocol's games against its two cheapest references, two games each (the refusal is what is tested)
+    cheap = {**PROTOCOL_2, "references": ["random", "greedy"], "games": {"quick": 2, "full": 2}}
+    evaluate(spec, ["random"], 2, [2], out=tmp_path / "e")
+    run_tournament([spec, "random"], 2, 2, 1, out=tmp_path / "t", seed=1, progress=False, echo=None)
+    make_card(spec, quick=True, echo=None, progress=tmp_path / "c", only=[(2, ())], protocol=cheap)
+    saved = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p != net}
+    with zipfile.ZipFile(net, "a") as z:  # the same name, other bytes (it still loads)
+        z.writestr("retrained.txt", "new weights")
+    runs = {
+        "evaluate": lambda: evaluate(spec, ["random"], 2, [2], out=tmp_path / "e", resume=True),
+        "tournament": lambda: run_tournament(
+            [spec, "random"], 2, 2, 1, out=tmp_path / "t", seed=1, progress=False, echo=None, resume=True
+        ),
+        "benchmark": lambda: make_card(
+            spec, quick=True, echo=None, progress=tmp_path / "c", only=[(2, ())], resume=True, protocol=cheap
+        ),
+    }
+    for command, run in runs.items():
+        with pytest.raises(CliError, match=f"network {net} of sha256 .* the weights changed") as refused:
+            run()
+        assert "\n" not in str(refused.value), command
+    assert {p: p.read_bytes() for p in saved} == saved  # nothing of the old runs touched

@@ -142,12 +142,31 @@ def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
     except json.JSONDecodeError as exc:
         raise CliError(f"--resume: {path} is not valid JSON ({exc})") from None
     for key in [*manifest, *(k for k in old if k not in manifest)]:
+        if key == "networks" and old.get(key) != manifest.get(key):
+            raise CliError(f"--resume: {str(folder)!r} {changed_networks(old.get(key), manifest.get(key))}")
         if old.get(key) != manifest.get(key):
             raise CliError(
                 f"--resume: {str(folder)!r} was started with {key} {old.get(key)!r}, "
                 f"not {manifest.get(key)!r} (resume with the same arguments, or start a new folder)"
             )
     note_saving(folder)
+
+
+def changed_networks(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """What differs between two manifests' ``networks`` (:func:`~training.common.provenance.network_digests`),
+    in words: the first network whose weights changed, or the spec that loads one now or no longer."""
+    old, new = old or {}, new or {}
+    for spec in [*new, *(s for s in old if s not in new)]:
+        before, now = old.get(spec, {}), new.get(spec, {})
+        for network in [*now, *(n for n in before if n not in now)]:
+            if before.get(network) != now.get(network):
+                was = str(before.get(network, "no such network"))[:12]
+                return (
+                    f"was played with {spec}'s network {network} of sha256 {was}, which is now "
+                    f"{str(now.get(network, 'not loaded'))[:12]}: the weights changed under the same name, "
+                    "so its games are not this run's (start a new folder, or --force to empty it)"
+                )
+    return "was played with other networks"
 
 
 class JobLog:

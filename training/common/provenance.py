@@ -124,6 +124,23 @@ def agent_networks(spec: str, games: Sequence[tuple[int, Sequence[str]]] = ()) -
     return list(by_network.values())
 
 
+def network_digests(
+    specs: Sequence[str], games: Sequence[tuple[int, Sequence[str]]] = ()
+) -> dict[str, dict[str, str | None]]:
+    """``{spec: {network: sha256}}`` of the specs among ``specs`` that load a network in ``games``.
+
+    Why: a run's manifest holds it, so a ``--resume`` after a network file changed under the same
+    name (a retrained ``ppo_2p.zip``, a new shipped default) is refused instead of counting games
+    of the old weights as the new one's.
+    """
+    digests = {}
+    for spec in dict.fromkeys(specs):
+        networks = {n["network"]: n["sha256"] for n in agent_networks(spec, games)}
+        if networks:
+            digests[spec] = networks
+    return digests
+
+
 #: the top-level packages of this project: an agent class from one of them is built in
 OWN_PACKAGES = ("agents", "splendor_env", "training")
 
