@@ -123,7 +123,7 @@ def test_values_map_to_win_chances() -> None:
 )
 def test_an_analysis_answers_within_the_cap(num_players: int, modules: tuple[str, ...]) -> None:
     """Asked for more simulations than fit, the search stops at the cap (its share of it) and says so."""
-    cap = 250.0
+    cap = CAP_MS
     capped = Analyst(cap)
     s = new_state(num_players, 2, modules=modules)
     rng = np.random.default_rng(0)
