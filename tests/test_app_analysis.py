@@ -225,3 +225,19 @@ def test_unknown_games_and_games_without_a_network_are_refused(url: str) -> None
     view = new_game(url, agents=["greedy", "greedy"], modules=["cities"], seed=1)
     status, error = call(url, "GET", f"/api/games/{view['game_id']}/analysis")
     assert status == 409 and "no analysis for this game" in error["error"] and "network" in error["error"]
+
+
+def test_the_analysis_benchmark_times_every_kind_and_scores_the_bar(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m training.speed.analysis``: its figures come from a script, not from a timed test."""
+    from training.common.cli import CliError
+    from training.speed import analysis as speed_analysis
+
+    assert speed_analysis.main(["--games", "2", "--positions", "2", "--sims", "32"]) == 0
+    out = capsys.readouterr().out
+    for kind in speed_analysis.KINDS:
+        assert any(line.startswith(f"{kind}: 2 answers at sims=32: median") for line in out.splitlines()), out
+    assert "slowest answer:" in out and "winner's bar over the last 10 decisions of" in out
+    with pytest.raises(CliError, match="--sims in 1..4000"):
+        speed_analysis.main(["--sims", "0"])

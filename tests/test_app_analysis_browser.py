@@ -93,7 +93,9 @@ def test_the_analysis_is_off_by_default_and_on_shows_chances_and_three_moves(pag
     assert page.is_checked("#analysis-toggle")
     page.wait_for_selector(READY)
     page.uncheck("#analysis-toggle")
-    assert not page.is_visible("#analysis-body") and page.get_attribute("#analysis-body", "data-state") == "off"
+    assert (
+        not page.is_visible("#analysis-body") and page.get_attribute("#analysis-body", "data-state") == "off"
+    )
 
 
 def test_a_replayed_position_is_analysed_from_public_information(page: Any, tmp_path: Path) -> None:
