@@ -118,7 +118,8 @@ def _fill_hidden(
 
 @njit(cache=True)
 def determinize_inplace(s: np.ndarray, seat: int, rng: np.ndarray) -> None:
-    """Resample, in place, all information hidden from ``seat`` (see the module docstring)."""
+    """Resample, in place, all information hidden from ``seat`` (see the module docstring); ``seat=-1``: a
+    spectator, from whom every blind reserve and the drawn pair are hidden."""
     n = s[N_PLAYERS]
     mods = s[MODULES]
     orient = (mods & MOD_ORIENT) != 0
@@ -179,18 +180,21 @@ def _seed_array(rng_or_seed: np.random.Generator | int | np.integer) -> np.ndarr
     return np.array([seed], dtype=np.uint64)
 
 
-def determinize(s: np.ndarray, seat: int, rng_or_seed: np.random.Generator | int) -> np.ndarray:
+def determinize(s: np.ndarray, seat: int | None, rng_or_seed: np.random.Generator | int) -> np.ndarray:
     """A new state array with everything hidden from ``seat`` resampled uniformly.
 
-    Works for 2-4 players and any combination of modules. ``rng_or_seed`` is a
-    numpy ``Generator`` (one 63-bit draw is taken from it) or an integer seed.
-    The input is not modified.
+    ``seat=None`` is a spectator, who sees no hidden card: every seat's blind
+    reserves (and any drawn pair) are resampled too, so the result is a function
+    of the public information and the random stream only (the app's analysis
+    for a page that holds no seat). Works for 2-4 players and any combination
+    of modules. ``rng_or_seed`` is a numpy ``Generator`` (one 63-bit draw is
+    taken from it) or an integer seed. The input is not modified.
     """
     n = int(s[N_PLAYERS])
-    if not 0 <= seat < n:
+    if seat is not None and not 0 <= seat < n:
         raise ValueError(f"seat {seat} is not a seat of a {n}-player game")
     if len(s) == STATE_SIZE and s[MODULES] != 0:
         raise ValueError("a state with modules needs the full module layout (state_size(modules) entries)")
     out = np.array(s, dtype=np.int32, copy=True)
-    determinize_inplace(out, int(seat), _seed_array(rng_or_seed))
+    determinize_inplace(out, -1 if seat is None else int(seat), _seed_array(rng_or_seed))
     return out

@@ -5,8 +5,8 @@ never finish a request (slowloris), nor by one address opening thousands; each s
 is closed on a deadline or refused at once, and a normal request is answered meanwhile. A live
 stream (a long answer) is never cut by the head deadline.
 
-``SPLENDOR_SLOW_HEADS=2000`` runs the slow-head test with 2,000 connections (docs/app.md gives
-the figures); by default it opens fewer, to stay fast on a shared machine.
+``SPLENDOR_SLOW_HEADS=2000`` runs the slow-head test with 2,000 connections (docs/results/benchmarks.md
+gives the figures); by default it opens fewer, to stay fast on a shared machine.
 """
 
 from __future__ import annotations

@@ -123,3 +123,16 @@ def test_input_untouched_and_arguments_checked() -> None:
         determinize(s, 2, 0)
     with pytest.raises(TypeError, match="rng_or_seed"):
         determinize(s, 0, "seed")
+
+
+def test_a_spectator_keeps_only_public_information() -> None:
+    """``seat=None`` (the app's analysis for a page without a seat): every blind reserve resampled, and the
+    result a function of the public information only."""
+    s = blind_state(3)
+    public = ~np.logical_or.reduce([_hidden_mask(s, seat) for seat in range(3)])
+    permuted = determinize(s, None, 99)  # same public view, every hidden card moved
+    for seat in range(3):  # each seat's own blind card is hidden from a spectator
+        assert len({int(_reserved(determinize(s, None, i), seat)[0][0]) for i in range(20)}) > 5
+    np.testing.assert_array_equal(permuted[public], s[public])
+    assert check_invariants(permuted) == []
+    np.testing.assert_array_equal(determinize(permuted, None, 5), determinize(s, None, 5))

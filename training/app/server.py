@@ -39,6 +39,8 @@ JSON API:
 * ``POST /api/records`` ``{"record": {...}}`` or ``{"text": "<JSON lines>"}`` or
   ``{"path": "NAME.jsonl"}`` (inside ``--records-dir``), with ``"index"`` (default 0);
 * ``GET /api/replays/ID?move=k``: the record's position after its first ``k`` decisions;
+* ``GET /api/games/ID/analysis?tokens=...`` and ``GET /api/replays/ID/analysis?move=k`` (either with
+  ``sims``, ``seed``): ``az``'s win chances and top moves from what the viewer sees (:mod:`training.app.analysis`);
 * ``POST /api/replays/ID/continue`` ``{"move": k, "agents": [...]}``: a new game from that position;
 * ``GET /api/lobby``: the games saved here, newest first (``/lobby`` shows them);
 * ``GET /api/games/ID/record``: a finished game's record; ``GET /api/lobby/records``: every one, as JSON lines.
@@ -68,6 +70,7 @@ from agents.nets.shipped import shipped_names
 from splendor_env.env import raw_env
 from splendor_env.picture import to_svg
 from splendor_env.state import MODULE_NAMES
+from training.app import analysis
 from training.app.archive import FILE_NAME, Archive, ArchiveError
 from training.app.checks import HUMAN, MAX_JSON_DEPTH, ApiError, Limits, json_depth, record_files
 from training.app.store import Store
@@ -95,6 +98,8 @@ ASSETS = {
     "table.js": "text/javascript",
     "lobby.js": "text/javascript",
     "app.css": "text/css",
+    "analysis.js": "text/javascript",
+    "analysis.css": "text/css",
 }
 #: Largest request body (an uploaded records file included).
 MAX_BODY = 16 * 1024 * 1024
@@ -214,6 +219,7 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = (), archive: Archive | No
         threading.Thread(target=game.run_agents, name=f"agents-{game.game_id}", daemon=True).start()
 
     store = Store(limits, start_agents=start_agents, archive=archive)
+    analyst = analysis.Analyst(limits.max_ms_per_move)
 
     def page(request: Request) -> Response:
         return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
@@ -309,6 +315,16 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = (), archive: Archive | No
             raise ApiError(f"'move' must be a move number, got {move!r}")
         return JSONResponse(await run_in_threadpool(store.replay_at, _id(request), int(move)))
 
+    async def game_analysis(request: Request) -> JSONResponse:
+        game = await run_in_threadpool(store.game, _id(request))
+        answer = analysis.game_analysis, analyst, game, _tokens(request), request.query_params
+        return JSONResponse(await run_in_threadpool(*answer), headers={"Cache-Control": "no-store"})
+
+    async def replay_analysis(request: Request) -> JSONResponse:
+        replay = store.replay(_id(request))
+        answer = analysis.replay_analysis, analyst, replay, request.query_params
+        return JSONResponse(await run_in_threadpool(*answer), headers={"Cache-Control": "no-store"})
+
     async def continue_from(request: Request) -> JSONResponse:
         body = await _body(request)
         return JSONResponse(await run_in_threadpool(store.continue_from, _id(request), body), status_code=201)
@@ -347,6 +363,8 @@ def build_app(limits: Limits, hosts: tuple[str, ...] = (), archive: Archive | No
         Route("/api/records", open_record, methods=["POST"]),
         Route("/api/replays/{id}", replay_at),
         Route("/api/replays/{id}/continue", continue_from, methods=["POST"]),
+        Route("/api/games/{id}/analysis", game_analysis),
+        Route("/api/replays/{id}/analysis", replay_analysis),
     ]
     app = Starlette(
         routes=routes,

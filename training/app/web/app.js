@@ -229,6 +229,7 @@ function renderGame(view) {
     $("speed-value").textContent = $("speed").value;
     $("pause").textContent = view.pace.paused ? "Resume" : "Pause";
   }
+  if (window.analysis) window.analysis.render();
 }
 
 async function reload() {
@@ -335,6 +336,7 @@ function showReplay(pos) {
   $("status").textContent = "Replay, move " + pos.move + ": " + pos.caption;
   $("status").dataset.over = String(pos.over);
   $("continue").disabled = pos.over;
+  if (window.analysis) window.analysis.render();
 }
 
 async function replayTo(move) {
