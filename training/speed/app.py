@@ -146,9 +146,9 @@ def click_move(page: Any, move: dict[str, Any]) -> None:
         _expect(ident in piece.get_attribute("data-action").split(), move)
         piece.click()
         menu = page.locator(f'#menu [data-action="{ident}"]')
-        if menu.count():
-            if move["verb"] == "buy":  # a purchase says what it spends before it is made
-                _expect("spends" in menu.inner_text(), move)
+        if menu.count():  # a card or a deck: its choices first, one to confirm
+            if move["verb"] == "buy":  # a purchase says what it pays before it is made
+                _expect(any(w in menu.inner_text() for w in ("pay", "free")), move)
             menu.click()
 
 
