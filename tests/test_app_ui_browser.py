@@ -264,7 +264,9 @@ def test_the_table_fills_a_wide_window_and_fits_a_phone_in_every_view(
         start(page, seats, modules=modules, seed=seed)
         my_turn(page)
         assert width_of(page, "#table") / 1280 >= 0.7, game
-        assert width_of(page, "#table .market .piece") / 1280 >= 0.5, game  # the cards, not only the frame
+        assert width_of(page, "#table [id^=deck-], #table [id^=slot-]") / 1280 >= 0.5, (
+            game
+        )  # the cards, not only the frame
         assert page.evaluate("document.documentElement.scrollHeight") <= 800 and not sideways(page)
         closed(page)
     page = open_page(browser, url, (390, 844))
