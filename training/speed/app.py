@@ -174,9 +174,9 @@ def play_by_clicking(page: Any, rng: random.Random, fits: tuple[int, int] | None
         move = buys[0] if buys else rng.choice(legal)
         play_move(page, move)
         clicks += 1
+        _expect(page.inner_text("#error") == "", page.inner_text("#error"))
         # the live stream may show the board before the move's own answer arrives: wait for its timing
         page.wait_for_function("n => window.app.timings.length >= n", arg=clicks)
-        _expect(page.inner_text("#error") == "", page.inner_text("#error"))
         if fits is not None:
             width, height = page.evaluate(
                 "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
