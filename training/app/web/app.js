@@ -185,7 +185,7 @@ function renderGame(view) {
   $("watch-only").classList.toggle("hidden", view.human_seats.length > 0);
   armTable(view);
   fitTable();
-  markLastMoves(view, seen);
+  markLastMoves(view, seen, !previous || previous.game_id !== view.game_id);
   const moves = $("moves");
   moves.replaceChildren();
   for (const m of view.legal) {
@@ -336,7 +336,7 @@ function showReplay(pos) {
   const view = { board: pos.board, shown_seat: null, legal: [], names: pos.names, last: pos.last };
   showTable(view, pos.move);
   fitTable();
-  markLastMoves(view, pos.move - 1);  // the move just stepped to, lit
+  markLastMoves(view, pos.move - 1, true);  // the move just stepped to, lit
   $("replay-slider").value = String(pos.move);
   $("replay-move").textContent = pos.move + " / " + app.replay.moves.length;
   $("status").textContent = "Replay, move " + pos.move + ": " + pos.caption;

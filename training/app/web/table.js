@@ -203,9 +203,11 @@ function slotEl(slot, colours) {
 
 // ---- what happened: the other players' last moves, lit for a moment ----------
 const lit = {};  // board element id -> {until: performance.now() deadline, colour}
-function markLastMoves(view, seen) {
-  // Light the pieces of every other seat's turn newer than move `seen` (the last move this page showed).
+function markLastMoves(view, seen, fresh) {
+  // Light the pieces of every other seat's turn newer than move `seen` (the last move this page showed);
+  // `fresh`: another position altogether (a replay step, another game), so nothing lit before stays lit.
   const now = performance.now();
+  if (fresh) for (const id of Object.keys(lit)) delete lit[id];
   (view.last || []).forEach((turn, s) => {
     if (!turn || s === view.shown_seat || turn.move <= seen) return;
     for (const id of turn.marks) lit[id] = { until: now + FLASH_MS, colour: view.board.seat_colours[s] };
