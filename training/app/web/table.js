@@ -240,6 +240,8 @@ function fitTable() {
     if (tall < card) t.style.setProperty("--card", Math.max(40, tall).toFixed(1) + "px");
     const players = t.querySelector(".players");
     players.style.maxHeight = Math.max(200, window.innerHeight - players.getBoundingClientRect().top - 10) + "px";
+  } else {
+    t.querySelector(".players").style.maxHeight = "";
   }
 }
 window.addEventListener("resize", fitTable);
