@@ -174,11 +174,12 @@ def test_the_other_players_last_moves_are_lit_for_a_moment_and_said_beside_their
     assert lit
     for mark in lit:
         assert page.eval_on_selector(
-            f"#table #{mark}", "e => e.classList.contains('just-moved') && e.getAnimations().length > 0"
+            f"#table #{mark}",
+            "e => e.classList.contains('just-moved') && e.getAnimations({ subtree: true }).length > 0",
         )
     page.wait_for_timeout(3_000)  # a moment: then the board is quiet again
     for mark in lit:
-        assert page.eval_on_selector(f"#table #{mark}", "e => e.getAnimations().length") == 0
+        assert page.eval_on_selector(f"#table #{mark}", "e => e.getAnimations({ subtree: true }).length") == 0
     assert page.inner_text("#last-1") == "last: " + ", then ".join(words)  # the words stay
     assert not page.script_errors
     closed(page)

@@ -59,6 +59,7 @@ function buildTable(view) {
   t.id = "table";
   if (b.orient_decks.length) t.classList.add("orient");
   t.dataset.columns = String(b.orient_decks.length ? 7.4 : 4.7);  // card widths in a market row
+  if (tableCard) t.style.setProperty("--card", tableCard);
   const decision = el("div");
   decision.id = "decision";
   t.appendChild(decision);
@@ -218,11 +219,13 @@ function markLastMoves(view, seen, fresh) {
     if (!e || !e.closest("#table")) continue;
     e.classList.add("just-moved");
     e.style.setProperty("--flash", mark.colour);
-    e.style.animationDelay = -(FLASH_MS - (mark.until - now)) + "ms";  // a rebuilt board goes on, not afresh
+    e.style.setProperty("--since", -(FLASH_MS - (mark.until - now)) + "ms");  // a rebuilt board goes on, not afresh
   }
 }
 
 // ---- the table's size: big cards, the whole table in the window when it is wide ---
+let tableCard = null;  // the card width last fitted: a new table starts at it, so one layout usually suffices
+function setStyle(e, name, value) { if (e.style.getPropertyValue(name) !== value) e.style.setProperty(name, value); }
 function fitTable() {
   const t = document.getElementById("table");
   if (!t) return;
@@ -232,17 +235,15 @@ function fitTable() {
   // wide: market | bank (a gem column) | players (at least 240 px)
   let card = wide ? (width - 240 - 64 - 3 * gap - gaps * gap) / units : (width - gaps * gap) / units;
   card = Math.max(40, Math.min(card, 150));
-  t.style.setProperty("--card", card.toFixed(1) + "px");
   if (wide) {  // three rows of cards under the bar and the tiles, above the window's bottom edge
-    const market = t.querySelector(".market").getBoundingClientRect();
-    const room = window.innerHeight - market.top - 10;
-    const tall = (room - 2 * gap) / 3 / 1.25;
-    if (tall < card) t.style.setProperty("--card", Math.max(40, tall).toFixed(1) + "px");
-    const players = t.querySelector(".players");
-    players.style.maxHeight = Math.max(200, window.innerHeight - players.getBoundingClientRect().top - 10) + "px";
-  } else {
-    t.querySelector(".players").style.maxHeight = "";
+    const room = window.innerHeight - t.querySelector(".market").getBoundingClientRect().top - 10;
+    card = Math.max(40, Math.min(card, (room - 2 * gap) / 3 / 1.25));
   }
+  tableCard = card.toFixed(1) + "px";
+  setStyle(t, "--card", tableCard);
+  const players = t.querySelector(".players");
+  const most = wide ? Math.max(200, window.innerHeight - players.getBoundingClientRect().top - 10) + "px" : "";
+  if (players.style.maxHeight !== most) players.style.maxHeight = most;
 }
 window.addEventListener("resize", fitTable);
 
