@@ -16,9 +16,10 @@ import pytest
 
 from splendor_env.actions import block_of
 from splendor_env.env import raw_env
-from splendor_env.layout import ACTION_BLOCKS, first_id
+from splendor_env.layout import ACTION_BLOCKS, PHASE_NAMES, first_id
+from splendor_env.picture_layout import PHASE_TEXT
 from splendor_env.records import seat_of
-from training.app.board import board, spends, target
+from training.app.board import board, last_moves, said, spends, target
 
 MODULES = ("cities", "trading_posts", "orient", "strongholds")
 
@@ -65,7 +66,11 @@ def check_games(games: list[tuple[str, ...]]) -> Counter[str]:
                 if where["verb"].startswith("buy"):
                     paid = spends(state, int(action))
                     assert all(view["players"][seat]["tokens"][c] >= n > 0 for c, n in paid.items())
-            env.step(int(rng.choice(legal)))
+            assert "_" not in view["phase_text"], view["phase_text"]  # words for a person, never the engine's
+            played = int(rng.choice(legal))
+            words = said(state, played)  # the move as the other players read it beside the panel
+            assert words["seat"] == seat and words["text"] and "_" not in words["text"], words
+            env.step(played)
     return seen
 
 
@@ -114,3 +119,40 @@ def test_a_board_hides_what_the_seat_may_not_see() -> None:
 )
 def test_an_id_names_its_piece(action: int, expected: dict[str, Any]) -> None:
     assert target(action) == expected
+
+
+def test_every_phase_has_words_and_the_discard_phase_says_how_many() -> None:
+    assert set(PHASE_NAMES) <= set(PHASE_TEXT)
+    env = raw_env(num_players=2)
+    env.reset(seed=5)
+    while (
+        board(env.game_state, None)["phase"] != "discard"
+    ):  # take three gems a turn until one must give back
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    seat = seat_of(env.agent_selection)
+    view = board(env.game_state, seat)
+    held = sum(view["players"][seat]["tokens"].values())
+    assert held > 10 and view["phase_text"].startswith(f"return {held - 10} of {held} tokens")
+
+
+def test_a_move_is_said_as_at_the_table_and_a_turn_gathers_its_moves() -> None:
+    env = raw_env(num_players=2)
+    env.reset(seed=5)
+    state = env.game_state
+    level2 = board(state, None)["slots"][5]["card"]
+    assert said(state, 25 + 3) == {"seat": 0, "text": "took 2 red", "marks": ["bank-red"]}
+    assert said(state, 0)["text"] == "took white, blue, green"
+    assert said(state, 42 + 2) == {"seat": 0, "text": "reserved from L3", "marks": ["deck-2", "player-0"]}
+    assert said(state, 30 + 5)["text"] == f"reserved a L2 {level2['colour']} card"
+    history = [
+        (1, 0, said(state, 0)),
+        (2, 1, said(state, 1)),
+        (3, 1, {"text": "returned 1 red", "marks": []}),
+    ]
+    first, second = last_moves(history, 2)
+    assert first == {
+        "move": 1,
+        "words": ["took white, blue, green"],
+        "marks": ["bank-white", "bank-blue", "bank-green"],
+    }
+    assert second is not None and second["move"] == 3 and second["words"][1] == "returned 1 red"

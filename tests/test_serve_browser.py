@@ -146,9 +146,10 @@ def test_a_take_is_picked_on_the_stacks_and_shown_before_it_is_confirmed(page: A
     assert page.locator("#moves-box").get_attribute("open") is None  # the moves in words stay folded away
     page.click("#clear")
     assert page.is_disabled("#confirm") and page.inner_text("#confirm") == "Take"
-    # A card with one move (reserve) plays it on a click; the take picked before is dropped.
+    # A card with one move (reserve) offers it, and plays it once chosen; the take picked before is dropped.
     card = next(m for m in page.evaluate("window.app.view.legal") if m["verb"] == "reserve")
     page.click(f"#table #{card['target']}")
+    page.click(f"#menu [data-action='{card['id']}']")
     page.wait_for_function("document.getElementById('board').dataset.move !== '0'")
     assert page.evaluate("window.app.view.log[0]").startswith("1. player_0 (human): reserve market card")
 

@@ -29,27 +29,35 @@ from splendor_env.cards import (
     EFFECTS,
     NOBLE_POINTS,
     NOBLE_REQ,
+    NUM_CARDS,
     TOKEN_COLOURS,
     TRADING_POST_REQ,
     TRADING_POSTS,
 )
 from splendor_env.layout import ALL_SLOTS
+from splendor_env.picture_layout import EFFECT_TEXT, PHASE_TEXT, SEAT
 from splendor_env.rules import apply_action
 from splendor_env.snapshot import to_dict
 
+#: Each seat's colour on the table (the picture's, :data:`splendor_env.picture_layout.SEAT`), as CSS.
+SEAT_COLOURS = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in SEAT]
+
 
 def card(card_id: int) -> dict[str, Any] | None:
-    """A card's face: colour (``None`` for a colourless Orient card), points, cost, level, effect."""
+    """A card's face: colour (``None`` for a colourless Orient card), points, cost, level, effect,
+    and whether it is an Orient card (``orient``: the page marks those, wherever they lie)."""
     if card_id < 0:
         return None
     colour = int(ALL_CARD_COLOUR[card_id])
     return {
         "id": int(card_id),
+        "orient": bool(card_id >= NUM_CARDS),
         "colour": COLOURS[colour] if colour >= 0 else None,
         "points": int(ALL_CARD_POINTS[card_id]),
         "cost": [int(n) for n in ALL_CARD_COST[card_id]],
         "level": int(ALL_CARD_LEVEL[card_id]) + 1,
         "effect": EFFECTS[int(ALL_CARD_EFFECT[card_id])] if ALL_CARD_EFFECT[card_id] else None,
+        "effect_text": EFFECT_TEXT.get(EFFECTS[int(ALL_CARD_EFFECT[card_id])]),
     }
 
 
@@ -92,9 +100,12 @@ def board(state: np.ndarray, seat: int | None) -> dict[str, Any]:
     if d["phase"] == "keep_drawn_card":
         faces = seat is not None and seat == int(d["current_player"])
         drawn = [card(int(pending[k])) if faces else None for k in ("drawn_0", "drawn_1")]
+    current = int(d["current_player"])
     return {
-        "current": int(d["current_player"]),
+        "current": current,
         "phase": d["phase"],
+        "phase_text": phase_text(d, current),
+        "seat_colours": SEAT_COLOURS[:n],
         "turn": int(d["turn"]),
         "bank": d["bank"],
         "slots": slots,
@@ -129,6 +140,109 @@ def board(state: np.ndarray, seat: int | None) -> dict[str, Any]:
         "drawn": drawn,
         "colours": list(TOKEN_COLOURS),
     }
+
+
+def phase_text(d: dict[str, Any], seat: int) -> str:
+    """The phase in words for a person (never the engine's name); the discard phase says how many go back."""
+    if d["phase"] == "discard":
+        held = sum(d["players"][seat]["tokens"].values())
+        return f"return {held - 10} of {held} tokens (10 is the most you may hold)"
+    return PHASE_TEXT.get(d["phase"], d["phase"].replace("_", " "))
+
+
+def _card_words(card_id: int) -> str:
+    """``a L2 red card`` (an Orient card says so; a colourless one has no colour)."""
+    face = card(card_id)
+    if face is None:
+        return "a card"
+    colour = f" {face['colour']}" if face["colour"] else ""
+    if face["orient"]:
+        return f"an Orient L{face['level']}{colour} card"
+    return f"a L{face['level']}{colour} card"
+
+
+def said(state: np.ndarray, action: int) -> dict[str, Any]:
+    """:func:`_said` with the seat that moved (``seat``)."""
+    return {"seat": int(to_dict(state)["current_player"]), **_said(state, action)}
+
+
+def _said(state: np.ndarray, action: int) -> dict[str, Any]:
+    """A move in a few words as people say it at the table (``took 2 red``, ``bought a L2 red card``,
+    ``reserved from L3``) and the board elements it touched (``marks``), from the position before it.
+
+    The words name only what every seat saw (a blind reserve names its deck, not its card)."""
+    d = to_dict(state)
+    seat = int(d["current_player"])
+    name, i = block_of(int(action))
+    market = [c for row in d["market"] for c in row] + [
+        c for row in d.get("orient_market") or [] for c in row
+    ]
+    reserved = d["players"][seat]["reserved"]
+    me = f"player-{seat}"
+    if name in ("take_3_different", "take_2_different", "take_1"):
+        sets = {"take_3_different": TAKE3_SETS, "take_2_different": TAKE2_SETS}
+        gems = [COLOURS[c] for c in sets[name][i]] if name in sets else [COLOURS[i]]
+        return {"text": "took " + ", ".join(gems), "marks": [f"bank-{g}" for g in gems]}
+    if name == "take_2_same":
+        return {"text": f"took 2 {COLOURS[i]}", "marks": [f"bank-{COLOURS[i]}"]}
+    if name in ("buy_market", "buy_market_double_gold", "reserve_market", "free_card"):
+        verb = {"reserve_market": "reserved", "free_card": "took free"}.get(name, "bought")
+        return {"text": f"{verb} {_card_words(market[i])}", "marks": [f"slot-{i}", me]}
+    if name in ("buy_orient_market", "reserve_orient_market"):
+        verb = "reserved" if name.startswith("reserve") else "bought"
+        return {"text": f"{verb} {_card_words(market[12 + i])}", "marks": [f"slot-{12 + i}", me]}
+    if name in ("buy_reserved", "buy_reserved_double_gold"):
+        return {"text": f"bought {_card_words(reserved[i]['card'])} they had reserved", "marks": [me]}
+    if name == "reserve_deck":
+        return {"text": f"reserved from L{i + 1}", "marks": [f"deck-{i}", me]}
+    if name == "reserve_orient_deck":
+        return {"text": f"reserved from Orient L{i + 1}", "marks": [f"odeck-{i}", me]}
+    if name == "discard":
+        return {"text": f"returned 1 {TOKEN_COLOURS[i]}", "marks": [f"bank-{TOKEN_COLOURS[i]}", me]}
+    if name in ("trading_post_token", "trading_post_extra_token"):
+        return {"text": f"took 1 {TOKEN_COLOURS[i]} (trading post)", "marks": [f"bank-{TOKEN_COLOURS[i]}"]}
+    if name == "choose_noble":
+        return {"text": "was visited by a noble", "marks": [f"noble-{i}", me]}
+    if name == "choose_city":
+        return {"text": "claimed a city", "marks": [f"city-{i}", me]}
+    if name == "choose_trading_post":
+        return {
+            "text": f"claimed the trading post {TRADING_POSTS[i].replace('_', ' ')}",
+            "marks": [f"post-{i}"],
+        }
+    if name == "keep_drawn_card":
+        return {"text": "kept one of two drawn cards", "marks": [me]}
+    if name == "pair_target":
+        return {"text": f"paired {_card_words(i)}", "marks": [me]}
+    if name == "sacrifice_discard":
+        return {"text": f"sacrificed {_card_words(i)}", "marks": [me]}
+    if name in ("stronghold_place", "stronghold_remove"):
+        verb = "placed" if name.endswith("place") else "removed"
+        return {"text": f"{verb} a stronghold", "marks": [f"slot-{i}"]}
+    if name == "stronghold_move":
+        src, dst = divmod(i, ALL_SLOTS)
+        return {"text": "moved a stronghold", "marks": [f"slot-{src}", f"slot-{dst}"]}
+    if name == "conquest":
+        return {"text": "conquered a card", "marks": [me]}
+    return {"text": "passed" if name == "pass" else name.replace("_", " "), "marks": [me]}
+
+
+def last_moves(
+    history: list[tuple[int, int, dict[str, Any]]], num_players: int
+) -> list[dict[str, Any] | None]:
+    """Each seat's last turn from ``history`` (``(move number, seat, said)`` in play order): its moves'
+    words and marks (a turn: one seat's decisions in a row, a purchase and its noble say both), or ``None``."""
+    last: list[dict[str, Any] | None] = [None] * num_players
+    previous = None
+    for move, seat, words in history:
+        turn = last[seat]
+        if previous != seat or turn is None:
+            turn = last[seat] = {"move": move, "words": [], "marks": []}
+        turn["move"] = move
+        turn["words"].append(words["text"])
+        turn["marks"] += [m for m in words["marks"] if m not in turn["marks"]]
+        previous = seat
+    return last
 
 
 def target(action: int) -> dict[str, Any]:

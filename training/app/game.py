@@ -26,7 +26,7 @@ from splendor_env import records
 from splendor_env import state as st
 from splendor_env.env import raw_env
 from splendor_env.picture import to_svg
-from training.app.board import board, spends, target
+from training.app.board import board, last_moves, said, spends, target
 from training.app.checks import HUMAN
 from training.app.seats import clock_ms
 
@@ -65,6 +65,8 @@ class Game:
     prefix: list[int] = field(default_factory=list)
     actions: list[int] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    #: Each move of this game as people say it: ``(move number, seat, said)`` (:func:`training.app.board.said`).
+    said: list[tuple[int, int, dict[str, Any]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     tokens: dict[int, str] = field(default_factory=dict)
     #: The agent searching now: ``(seat, started at time.monotonic())``, or ``None``.
@@ -120,6 +122,7 @@ class Game:
         """
         seat = self.seat_on_move()
         words = self.env.describe_action(action)
+        short = said(self.env.game_state, action)
         if self.archive is not None:
             mask = self.env.observe(self.env.agent_selection)["action_mask"]
             if isinstance(action, (int, np.integer)) and 0 <= action < len(mask) and mask[action]:
@@ -128,6 +131,7 @@ class Game:
         self.version += 1
         self.actions.append(int(action))
         self.log.append(f"{self.move}. player_{seat} ({self.specs[seat]}): {words}")
+        self.said.append((self.move, seat, short))
         if self.archive is not None and self.over():
             self.archive.ended(self)
 
@@ -297,6 +301,7 @@ class Game:
             "svg": to_svg(s, shown, names=names),
             "board": board(s, shown),
             "names": names,
+            "last": last_moves(self.said, self.env.config.num_players),
         }
         if over:
             out["result"] = records.game_result(s)

@@ -33,6 +33,7 @@ from splendor_env.picture import to_svg
 from splendor_env.records import check_record, new_env, parse_records, replayed_moves
 from splendor_env.state import MODULE_NAMES
 from training.app.archive import Archive, SavedGame, record_of
+from training.app.board import board, last_moves, said
 from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
 from training.app.game import PACE_RANGE_MS, Game
 from training.app.seats import build_seat
@@ -59,6 +60,8 @@ class Replay:
     record: dict[str, Any]
     moves: list[str]
     states: list[np.ndarray]
+    #: Each move as people say it (:func:`training.app.board.said`), for the players' last moves.
+    said: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -361,6 +364,7 @@ class Store:
         except (ValueError, TypeError, SnapshotError, IllegalActionError) as exc:
             raise ApiError(f"malformed record {index}: {exc}") from exc
         replay = Replay(self._new_id(), record, moves, states)
+        replay.said = [said(state, int(a)) for state, a in zip(states, record["actions"], strict=False)]
         self._keep_replay(replay)
         return {
             "replay_id": replay.replay_id,
@@ -384,6 +388,12 @@ class Store:
             "move": move,
             "caption": caption,
             "svg": to_svg(state, None, caption=caption, names=names),
+            "board": board(state, None),
+            "names": names or [f"player_{p}" for p in range(int(replay.record["num_players"]))],
+            "last": last_moves(
+                [(k + 1, w["seat"], w) for k, w in enumerate(replay.said[:move])],
+                int(replay.record["num_players"]),
+            ),
             "over": over,
             "result": records.game_result(state) if over else None,
         }

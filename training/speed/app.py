@@ -146,9 +146,9 @@ def click_move(page: Any, move: dict[str, Any]) -> None:
         _expect(ident in piece.get_attribute("data-action").split(), move)
         piece.click()
         menu = page.locator(f'#menu [data-action="{ident}"]')
-        if menu.count():
-            if move["verb"] == "buy":  # a purchase says what it spends before it is made
-                _expect("spends" in menu.inner_text(), move)
+        if menu.count():  # a card or a deck: its choices first, one to confirm
+            if move["verb"] == "buy":  # a purchase says what it pays before it is made
+                _expect(any(w in menu.inner_text() for w in ("pay", "free")), move)
             menu.click()
 
 
@@ -175,6 +175,8 @@ def play_by_clicking(page: Any, rng: random.Random, fits: tuple[int, int] | None
         play_move(page, move)
         clicks += 1
         _expect(page.inner_text("#error") == "", page.inner_text("#error"))
+        # the live stream may show the board before the move's own answer arrives: wait for its timing
+        page.wait_for_function("n => window.app.timings.length >= n", arg=clicks)
         if fits is not None:
             width, height = page.evaluate(
                 "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"

@@ -43,8 +43,9 @@ function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
 function showError(message) { $("error").textContent = message || ""; }
 
-function setBoard(svg, move) {
-  $("board").innerHTML = svg;
+function showTable(view, move) {
+  // One renderer for every board on the page, a live game's and a replay's (table.js).
+  $("board").replaceChildren(buildTable(view));
   $("board").dataset.move = String(move);
 }
 
@@ -172,16 +173,19 @@ function thinkingText(view, since) {
 }
 
 function renderGame(view) {
+  const previous = app.mode === "game" ? app.view : null;
   app.mode = "game";
   app.view = view;
   // The live stream can show the game past a move this page sent before that request answers:
   // the server took the move, so the board is live again (a click now is not dropped).
   if (app.busy && view.move > app.sentAt) app.busy = false;
   clearInterval(app.thinkingTimer);
-  $("board").replaceChildren(buildTable(view));
+  const seen = previous && previous.game_id === view.game_id ? previous.move : view.move;
+  showTable(view, view.move);
   $("watch-only").classList.toggle("hidden", view.human_seats.length > 0);
-  $("board").dataset.move = String(view.move);
   armTable(view);
+  fitTable();
+  markLastMoves(view, seen, !previous || previous.game_id !== view.game_id);
   const moves = $("moves");
   moves.replaceChildren();
   for (const m of view.legal) {
@@ -204,7 +208,7 @@ function renderGame(view) {
     status = thinkingText(view, since);
     app.thinkingTimer = setInterval(() => { $("status").textContent = thinkingText(view, since); }, 100);
   } else if (view.my_seats.includes(view.seat_on_move)) {
-    status = "Move " + view.move + ": your move (player_" + view.seat_on_move + ", " + view.phase + ")";
+    status = "Move " + view.move + ": your move (player_" + view.seat_on_move + ")";  // what to do: on the table's bar
   } else {
     const human = view.human_seats.includes(view.seat_on_move);
     status = "Move " + view.move + ": player_" + view.seat_on_move + " (" + view.agents[view.seat_on_move] + ") to move" +
@@ -330,7 +334,10 @@ async function openRecord(body) {
 
 function showReplay(pos) {
   app.replayMove = pos.move;
-  setBoard(pos.svg, pos.move);
+  const view = { board: pos.board, shown_seat: null, legal: [], names: pos.names, last: pos.last };
+  showTable(view, pos.move);
+  fitTable();
+  markLastMoves(view, pos.move - 1, true);  // the move just stepped to, lit
   $("replay-slider").value = String(pos.move);
   $("replay-move").textContent = pos.move + " / " + app.replay.moves.length;
   $("status").textContent = "Replay, move " + pos.move + ": " + pos.caption;
