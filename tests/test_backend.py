@@ -87,6 +87,24 @@ def test_stop_pool_now_ends_a_worker_in_the_middle_of_a_job() -> None:
     assert queued.cancelled() or queued.done()
 
 
+def test_a_pool_says_which_worker_runs_which_job() -> None:
+    """``running()``: what a drill that kills a busy worker needs (tests/test_fault_survival.py's clock)."""
+    pool = local_pool(1)
+    try:
+        worker = pool.submit(os.getpid).result()
+        assert pool.running() == []
+        busy = pool.submit(time.sleep, 1.5)
+        deadline = time.monotonic() + 30
+        while not (running := pool.running()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert running == [(worker, (1.5,))]
+        busy.result()
+        assert pool.running() == []
+    finally:
+        stop_pool(pool, now=True)
+
+
 def exit_if_negative(x: int) -> int:
     """A job whose worker dies (as one killed by the kernel would) when ``x`` is negative."""
     if x < 0:

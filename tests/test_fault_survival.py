@@ -8,12 +8,15 @@ undisturbed run of the same seeds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -364,30 +367,115 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_first_game(
     assert "games" not in done.stdout and time.monotonic() - started < 60
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
-def test_a_search_training_run_with_workers_killed_again_and_again_ends_as_an_undisturbed_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An unattended run survives a worker killed every 60 s. Here, without a clock: over four
-    iterations a worker dies busy (the first try of self-play jobs 1 and 4) and one is killed idle
-    before every step (self-play, training, gate: twelve kills); the run ends with the undisturbed
-    run's buffer and state."""
-    from tests.helpers.search_runs import untimed
+class PoolClock(threading.Thread):
+    """A clock beside a search run's local pool (:meth:`pool` stands in for ``loop.local_pool``).
+
+    It notes how long each try of a job runs and, given ``kill_every`` seconds, SIGKILLs a worker busy
+    with a job that often, ``max_kills`` times at most, as an operator or the kernel would. It kills only
+    a job no kill has cost a try yet: a fresh worker's first job (torch and numba's cache to load) can
+    outlast any short period, and the same job killed on every tick would use up its tries
+    (:data:`training.common.jobs.MAX_ATTEMPTS`); on a 60 s clock that does not happen."""
+
+    def __init__(self, kill_every: float | None = None, max_kills: int = 0) -> None:
+        super().__init__(name="pool-clock", daemon=True)
+        self.kill_every, self.max_kills = kill_every, max_kills
+        self.pools: list[Any] = []
+        self.tries: dict[int, list[Any]] = {}  # id(args) -> [args, first seen, last seen]
+        self.killed: list[Any] = []  # the jobs a kill cost a try (held: their ids stay theirs)
+        self.kill_times: list[float] = []
+        self.done = threading.Event()
+
+    def pool(self, workers: int) -> Any:
+        from training.common.jobs import local_pool
+
+        self.pools.append(local_pool(workers))
+        return self.pools[-1]
+
+    def durations(self) -> list[float]:
+        return [last - first for _, first, last in self.tries.values()]
+
+    def run(self) -> None:
+        next_kill = time.monotonic() + (self.kill_every or 0.0)
+        while not self.done.wait(0.02):
+            running = self.pools[-1].running() if self.pools else []  # (pid, (fn, index, job))
+            now = time.monotonic()
+            for _, args in running:
+                self.tries.setdefault(id(args), [args, now, now])[2] = now
+            if self.kill_every is None or len(self.kill_times) >= self.max_kills or now < next_kill:
+                continue
+            fresh = [(pid, args[2]) for pid, args in running if not any(args[2] is j for j in self.killed)]
+            if fresh:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(fresh[0][0], signal.SIGKILL)
+                self.killed.append(fresh[0][1])
+                self.kill_times.append(now)
+                next_kill = now + self.kill_every
+
+
+def four_iterations(out: Path, clock: PoolClock) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Four iterations of the smallest search run on 2 local workers, ``clock`` beside its pool; the
+    buffer and ``state.json`` it ends with."""
     from training.expert_iteration import config as search_config
     from training.expert_iteration import loop
 
-    def run(name: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        raw = tiny(tmp_path / name, iterations=4, selfplay__games=6, eval__every=4)
-        loop.search_train(
-            search_config.from_dict(raw, check_specs=False), workers=2, progress=False, log=lambda *_: None
-        )
-        ckpt = tmp_path / name / "run" / "checkpoints"
-        with np.load(ckpt / "buffer.npz") as data:
-            buffer = {key: data[key] for key in data.files}
-        return buffer, json.loads((ckpt / "state.json").read_text())
+    raw = tiny(out, iterations=4, selfplay__games=6, eval__every=4)
+    clock.start()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(loop, "local_pool", clock.pool)
+            loop.search_train(
+                search_config.from_dict(raw, check_specs=False),
+                workers=2,
+                progress=False,
+                log=lambda *_: None,
+            )
+    finally:
+        clock.done.set()
+        clock.join()
+    ckpt = out / "run" / "checkpoints"
+    with np.load(ckpt / "buffer.npz") as data:
+        buffer = {key: data[key] for key in data.files}
+    return buffer, json.loads((ckpt / "state.json").read_text())
 
-    plain_buffer, plain_state = run("plain")
+
+@dataclass
+class Undisturbed:
+    """The undisturbed four-iteration run: its buffer and state, how long each try of a job ran, its wall time."""
+
+    buffer: dict[str, np.ndarray]
+    state: dict[str, Any]
+    durations: list[float]
+    seconds: float
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> Undisturbed:
+    clock, t0 = PoolClock(), time.monotonic()
+    buffer, state = four_iterations(tmp_path_factory.mktemp("undisturbed"), clock)
+    return Undisturbed(buffer, state, clock.durations(), time.monotonic() - t0)
+
+
+def assert_same_run(run: tuple[dict[str, np.ndarray], dict[str, Any]], undisturbed: Undisturbed) -> None:
+    from tests.helpers.search_runs import untimed
+
+    (buffer, state), plain_buffer, plain_state = run, undisturbed.buffer, undisturbed.state
+    assert state["iteration"] == plain_state["iteration"] == 4
+    assert untimed(state) == untimed(plain_state)
+    assert buffer.keys() == plain_buffer.keys()
+    for key in plain_buffer:
+        np.testing.assert_array_equal(buffer[key], plain_buffer[key])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_search_training_run_with_workers_killed_again_and_again_ends_as_an_undisturbed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undisturbed: Undisturbed
+) -> None:
+    """An unattended run survives workers killed at chosen moments: over four iterations a worker dies
+    busy (the first try of self-play jobs 1 and 4) and one is killed idle before every step (self-play,
+    training, gate: twelve kills); the run ends with the undisturbed run's buffer and state."""
+    from training.expert_iteration import loop
+
     killed: list[int] = []
     for step, function in list(loop.STEP_FUNCTIONS.items()):
 
@@ -400,10 +488,24 @@ def test_a_search_training_run_with_workers_killed_again_and_again_ends_as_an_un
 
         monkeypatch.setitem(loop.STEP_FUNCTIONS, step, kill_then)
     monkeypatch.setenv(FAULT_ENV, f"1,4:{tmp_path}")
-    buffer, state = run("killed")
+    run = four_iterations(tmp_path / "killed", PoolClock())
     assert len(killed) >= 8 and (tmp_path / "job-1").exists() and (tmp_path / "job-4").exists()
-    assert state["iteration"] == plain_state["iteration"] == 4
-    assert untimed(state) == untimed(plain_state)
-    assert buffer.keys() == plain_buffer.keys()
-    for key in plain_buffer:
-        np.testing.assert_array_equal(buffer[key], plain_buffer[key])
+    assert_same_run(run, undisturbed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_search_training_run_with_a_busy_worker_killed_on_a_clock_ends_as_an_undisturbed_one(
+    tmp_path: Path, undisturbed: Undisturbed
+) -> None:
+    """The unattended-run target, a worker killed every 60 s, on a faster clock: a busy worker is SIGKILLed
+    every tenth of the undisturbed run's wall time (at least twice its median job), 6 times at most,
+    whatever the run is doing (self-play, gate or evaluation games, a fresh worker's first job); the run
+    ends with the undisturbed run's buffer and state. A job is killed once at most (:class:`PoolClock`)."""
+    durations = sorted(undisturbed.durations)
+    period = max(2 * durations[len(durations) // 2], undisturbed.seconds / 10, 1.0)
+    clock = PoolClock(kill_every=period, max_kills=6)
+    run = four_iterations(tmp_path / "clocked", clock)
+    assert len(clock.kill_times) >= 3, f"{len(clock.kill_times)} kills every {period:.1f} s"
+    assert all(b - a >= period for a, b in zip(clock.kill_times, clock.kill_times[1:], strict=False))
+    assert_same_run(run, undisturbed)

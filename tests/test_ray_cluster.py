@@ -11,7 +11,9 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ray")
@@ -132,27 +134,63 @@ def next_progress_file(folder: Path, proc: subprocess.Popen[str]) -> Path:
         time.sleep(0.2)
 
 
-def test_a_search_training_iteration_on_the_cluster_equals_a_local_one(
-    cluster: LocalCluster, tmp_path: Path
+def kill_node_while_it_runs_a_job(
+    cluster: LocalCluster, proc: subprocess.Popen[str], not_yet: Path, seconds: float = 300
 ) -> None:
+    """Kill the joined node at a moment it runs one of ``proc``'s jobs (a ``ray::run_attempt`` worker
+    there), and while ``not_yet`` (the file the step under test writes when it is done) does not exist."""
+    deadline = time.monotonic() + seconds
+    while not cluster.running_on_last_node():
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert not not_yet.exists(), f"{not_yet} written before the joined node ran a job"
+        assert time.monotonic() < deadline, f"the joined node ran no job in {seconds:.0f} s"
+        time.sleep(0.05)
+    cluster.kill_node()
+    assert proc.poll() is None and not not_yet.exists(), "the step ended before the node was killed"
+
+
+def search_run(tmp_path: Path, name: str, *where: str) -> subprocess.Popen[str]:
+    """The smallest search-training run (one iteration of 6 self-play games) as a command."""
     import yaml
 
-    from tests.helpers.search_runs import tiny, untimed
+    from tests.helpers.search_runs import tiny
 
-    for name, where in (("local", []), ("ray", ["--backend", "ray", "--address", cluster.address])):
-        config = tmp_path / f"{name}.yaml"
-        config.write_text(yaml.safe_dump(tiny(tmp_path / name, selfplay__games=4)))
-        finish(
-            command(
-                "training.search_train", "--config", str(config), "--workers", "2", "--no-progress", *where
-            )
-        )
-    state = [
-        json.loads((tmp_path / b / "run" / "checkpoints" / "state.json").read_text())
-        for b in ("local", "ray")
-    ]
-    assert state[0]["iteration"] == state[1]["iteration"] == 1
-    assert untimed(state[0]) == untimed(state[1])
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(yaml.safe_dump(tiny(tmp_path / name, selfplay__games=6)))
+    return command(
+        "training.search_train", "--config", str(config), "--workers", "2", "--no-progress", *where
+    )
+
+
+def search_results(run: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A finished search run's ``state.json`` (without what the clock decides) and replay buffer."""
+    from tests.helpers.search_runs import untimed
+
+    ckpt = run / "run" / "checkpoints"
+    with np.load(ckpt / "buffer.npz") as data:
+        buffer = {key: data[key] for key in data.files}
+    return untimed(json.loads((ckpt / "state.json").read_text())), buffer
+
+
+def test_a_search_training_iteration_on_the_cluster_survives_a_lost_node_and_equals_a_local_one(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The joined node is killed while it plays a self-play game (before the self-play checkpoint): its
+    job runs again on the head, and the iteration's buffer and state are the local run's."""
+    if cluster.nodes == 0:
+        cluster.add_node()
+    remote = search_run(tmp_path, "ray", "--backend", "ray", "--address", cluster.address)
+    kill_node_while_it_runs_a_job(cluster, remote, tmp_path / "ray" / "run" / "checkpoints" / "state.json")
+    finish(remote)
+    finish(search_run(tmp_path, "local"))
+    (ray_state, ray_buffer), (local_state, local_buffer) = (
+        search_results(tmp_path / name) for name in ("ray", "local")
+    )
+    assert ray_state["iteration"] == local_state["iteration"] == 1
+    assert ray_state == local_state
+    assert ray_buffer.keys() == local_buffer.keys()
+    for key in local_buffer:
+        np.testing.assert_array_equal(ray_buffer[key], local_buffer[key])
 
 
 def test_a_cluster_that_refuses_the_token_gets_one_line_saying_what_to_set(

@@ -44,9 +44,10 @@ def processes_naming(*marks: str) -> set[int]:
 
 
 class LocalCluster:
-    """A Ray head and worker nodes on 127.0.0.1, one CPU each, with token authentication as ``ray start`` sets it."""
+    """A Ray head (``head_cpus`` CPUs) and worker nodes (one CPU each) on 127.0.0.1, with token authentication
+    as ``ray start`` sets it."""
 
-    def __init__(self) -> None:
+    def __init__(self, head_cpus: int = 1) -> None:
         self.temp_dir = tempfile.mkdtemp(
             prefix="rc", dir="/tmp"
         )  # short: Ray's socket paths must fit 107 bytes
@@ -54,6 +55,7 @@ class LocalCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0"}
         self.nodes = 0
+        self.head_cpus = head_cpus  # 0: every task and actor runs on a joined node
 
     def _ray_start(self, *args: str) -> None:
         done = subprocess.run(
@@ -68,7 +70,7 @@ class LocalCluster:
             "--port", str(self.port),
             "--node-ip-address", "127.0.0.1",
             "--temp-dir", self.temp_dir,
-            "--num-cpus", "1",
+            "--num-cpus", str(self.head_cpus),
             "--include-dashboard", "false",
             "--ray-client-server-port", str(free_port(self.port + 1)),
             "--disable-usage-stats",
@@ -89,6 +91,22 @@ class LocalCluster:
             if "/raylet " in cmd + " " and self.temp_dir in cmd and "--raylet_socket_name=" in cmd
         ]
         return [p for _, p in sorted(mine)]
+
+    def running_on_last_node(self, task: str = "run_attempt") -> list[int]:
+        """The worker processes of the last joined node running ``task`` now. Ray names such a process
+        ``ray::TASK`` (a function), ``ray::CLASS.METHOD`` (an actor's method) or ``ray::CLASS`` (an idle
+        actor): ``task`` ``CLASS`` finds that actor whatever it does."""
+        raylets = self.raylets()
+        if len(raylets) < 2:
+            return []
+        procs = processes()
+        names = (f"ray::{task}", f"ray::{task}.")
+        return [
+            p
+            for p in below(procs, {raylets[-1]})
+            if (title := procs[p][1].split(" ", 1)[0]) == names[0]
+            or ("." not in task and title.startswith(names[1]))
+        ]
 
     def kill_node(self) -> int:
         """SIGKILL the last joined node's raylet (its workers die with it); its pid."""

@@ -201,6 +201,19 @@ class LocalPool:
         self._wake()
         self._thread.join()
 
+    def running(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """``(pid, args)`` of each worker running a job now (a snapshot: it may finish at once).
+
+        For drills and tests that kill a busy worker, as the kernel or an operator would: ``args``
+        are the job's (the objects :meth:`submit` got, so a job submitted again is recognised)."""
+        found = []
+        for worker in list(self._slots):
+            task = worker.task if worker is not None and not worker.gone else None
+            if task is not None:
+                with contextlib.suppress(ValueError):  # closed by the manager meanwhile
+                    found.append((worker.process.pid, task.args))
+        return found
+
     def _wake(self) -> None:
         with contextlib.suppress(OSError):  # closed: the manager has stopped anyway
             self._wake_w.send_bytes(b"")

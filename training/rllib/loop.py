@@ -6,6 +6,10 @@ result is evaluated by the same match runner as every other agent
 (:func:`training.matches.match.play_match`, the trained module as ``rllib:PATH``).
 ``num_env_runners: 0`` samples in the driver (what Ray's removed ``local_mode`` gave);
 ``address`` joins a running cluster (``ray start --head``), where the env runners spread.
+An env runner lost with its machine is restarted by Ray where a CPU is free and given the current
+weights by RLlib; the iteration it cost samples again until it has its ``train_batch_size`` steps
+(:func:`algorithm_config`), so a run outlives a lost node (not with the undisturbed run's numbers:
+the lost steps are sampled again by a fresh runner).
 
 Output (``output_dir``): ``checkpoint/`` (the algorithm, overwritten every
 ``checkpoint_every`` iterations and at the end), ``game.json`` (players, modules:
@@ -16,6 +20,7 @@ what the agent may play), ``progress.json`` (iterations, env steps, seconds, for
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -84,6 +89,10 @@ def algorithm_config(cfg: RLlibConfig) -> Any:
             train_batch_size_per_learner=ppo.train_batch_size,
             minibatch_size=ppo.minibatch_size,
         )
+        # an env runner whose node dies is restarted (Ray's actor restarts) and synced before it samples
+        # again; without a minimum, the iteration it died in ended with what it had, even no steps at all
+        .fault_tolerance(restart_failed_env_runners=True)
+        .reporting(min_sample_timesteps_per_iteration=ppo.train_batch_size)
         .debugging(seed=cfg.seed, log_level="ERROR")
     )
 
@@ -97,9 +106,9 @@ def check_resume(cfg: RLlibConfig) -> Path:
 
 
 def _env_steps(result: dict[str, Any]) -> int:
-    """Env steps sampled this iteration, from RLlib's result dict."""
-    runners = result.get("env_runners", {})
-    return int(runners.get("num_env_steps_sampled", 0) or 0)
+    """Env steps sampled this iteration, from RLlib's result dict (NaN, when nothing was sampled, is 0)."""
+    steps = float(result.get("env_runners", {}).get("num_env_steps_sampled", 0) or 0)
+    return int(steps) if math.isfinite(steps) else 0
 
 
 def evaluate(cfg: RLlibConfig, checkpoint: str | Path, games: int | None = None) -> list[dict[str, Any]]:
