@@ -340,11 +340,11 @@ def play_games(
                         evaluator,
                         lane_trees=lane_trees,
                     )
-                if int(p["sims"]) + 1 != search.max_nodes or int(p["batch"]) != search.batch:
+                if int(p["sims"]) + 1 != search.trees.max_nodes or int(p["batch"]) != search.batch:
                     raise ValueError("self-play needs one simulation budget and batch for every player count")
                 params[n] = (float(p["c"]), float(p["fpu"]), float(p["ptemp"]))
         assert search is not None
-        sims = search.max_nodes - 1
+        sims = search.trees.max_nodes - 1
         gumbel = [g for g in live if g.waiting.noise is not None]
         puct = [g for g in live if g.waiting.noise is None]
         if gumbel:
