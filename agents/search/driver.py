@@ -4,8 +4,8 @@ Why one driver: ``az``'s move, self-play (one game or hundreds at once, PUCT or 
 subtrees, playout caps) and the GPU path all search the same way, so they run through one
 :class:`Search`. Each round every tree with simulations left walks its next ``batch`` leaves
 (:func:`select_leaves`: determinisation from the tree's own random stream, PUCT with virtual loss,
-:func:`agents.search.tree.descend`), the leaves of a group of trees go to the network together, then
-each tree expands and backs up its leaves in order (:func:`expand_backup`). A tree's search depends
+:func:`agents.search.tree.descend`), the leaves go to the network together, then each tree expands
+and backs up its leaves in order (:func:`expand_backup`). A tree's search depends
 only on its root, its stream and its budget, not on which other trees share its rounds.
 
 The network: numba on this core (:func:`simulate`, everything in one compiled call; the network
