@@ -36,7 +36,7 @@ from agents.nets.numba_net import (
 )
 from agents.nets.torch_evaluator import TorchEvaluator
 from agents.search.gumbel import GumbelRoot
-from agents.search.tree import Tree, Trees, backup, descend, set_prior, tree_view
+from agents.search.tree import Trees, backup, descend, set_prior, tree_view
 from splendor_env import rules
 from splendor_env.determinize import determinize_inplace
 from splendor_env.observation import observe
@@ -185,12 +185,6 @@ def run_budget(
     while time.perf_counter() < deadline and n < max_nodes - chunk:
         n = run(chunk, n)
     return n
-
-
-def warm_up(run: Callable[[int, int], int], tree: Tree, seat: int) -> None:
-    """One simulation, then an empty tree again: numba compiles (or loads) a search before a timed move."""
-    run(1, 1)
-    tree.reset(seat)
 
 
 class Search:
@@ -409,5 +403,4 @@ __all__ = [
     "run_budget",
     "select_leaves",
     "simulate",
-    "warm_up",
 ]
