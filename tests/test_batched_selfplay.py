@@ -78,7 +78,7 @@ def test_a_tree_searched_beside_others_is_the_tree_searched_alone(
     roots = _roots(n, modules, 6, seed=n)
     seeds = [100 + i for i in range(len(roots))]
     alone = _search_alone(az, roots, seeds)
-    search = Search(net.weights, len(roots) + 2, SIMS + 1, 4, group=2)
+    search = Search(net.weights, len(roots) + 2, SIMS + 1, 4)
     k = len(roots)
     streams = np.array([np.random.default_rng(s).integers(0, 2**63) for s in seeds], dtype=np.uint64)
     counts, values = search.search(

@@ -1,4 +1,4 @@
-"""The network in torch for :class:`agents.search.driver.BatchedSearch`: the leaves of many trees in one
+"""The network in torch for :class:`agents.search.driver.Search`: the leaves of many trees in one
 call, on a GPU when there is one.
 
 Why apart from the search: the search is numba over numpy arrays and runs without torch's
@@ -13,7 +13,7 @@ from typing import Any
 
 
 class TorchEvaluator:
-    """The network in torch (a GPU when one is there), for :class:`BatchedSearch`: the leaves of a lane
+    """The network in torch (a GPU when one is there), for :class:`agents.search.driver.Search`: the leaves of a lane
     of trees in one call.
 
     Why: on a GPU a call of a thousand leaves costs about what a call of eight does on the CPU.

@@ -272,7 +272,7 @@ class AZAgent(Agent):
     @property
     def last_tree(self) -> Tree | None:
         """The tree of the last search (its root's children: ``root_stats``), ``None`` before the first."""
-        return None if self._last is None else self._last.tree(0)
+        return None if self._last is None else self._last.trees.tree(0)
 
     @property
     def simulations(self) -> int:

@@ -18,7 +18,7 @@ from numba import njit
 from agents.base import Agent, search_inputs
 from agents.options import typed_options
 from agents.players.greedy import policy_action, random_legal
-from agents.search.driver import run_budget, warm_up
+from agents.search.driver import run_budget
 from agents.search.tree import Tree, backup, step_down
 from splendor_env import rules
 from splendor_env import state as st
@@ -274,7 +274,8 @@ class MCTSAgent(Agent):
             return search_rollouts(s, seat, k, *args, n, rng, obs)
 
         if p["ms"] > 0 and not self._timed_ready:
-            warm_up(run, tree, seat)
+            run(1, 1)  # one simulation, then an empty tree again: numba compiles (or loads) the search
+            tree.reset(seat)
             self._timed_ready = True
         tree.used = run_budget(
             run, int(p["sims"]), float(p["ms"]), CHUNK, tree.max_nodes, max_ms=float(p["max_ms"])

@@ -4,8 +4,8 @@ Why one driver: ``az``'s move, self-play (one game or hundreds at once, PUCT or 
 subtrees, playout caps) and the GPU path all search the same way, so they run through one
 :class:`Search`. Each round every tree with simulations left walks its next ``batch`` leaves
 (:func:`select_leaves`: determinisation from the tree's own random stream, PUCT with virtual loss,
-:func:`agents.search.tree.descend`), the leaves of a group of trees go to the network together, then
-each tree expands and backs up its leaves in order (:func:`expand_backup`). A tree's search depends
+:func:`agents.search.tree.descend`), the leaves go to the network together, then each tree expands
+and backs up its leaves in order (:func:`expand_backup`). A tree's search depends
 only on its root, its stream and its budget, not on which other trees share its rounds.
 
 The network: numba on this core (:func:`simulate`, everything in one compiled call; the network
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -36,90 +36,80 @@ from agents.nets.numba_net import (
 )
 from agents.nets.torch_evaluator import TorchEvaluator
 from agents.search.gumbel import GumbelRoot
-from agents.search.tree import Tree, Trees, backup, descend, mean_value, set_prior, tree_view
+from agents.search.tree import Trees, backup, descend, set_prior, tree_view
 from splendor_env import rules
+from splendor_env.determinize import determinize_inplace
 from splendor_env.observation import observe
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
 Array = np.ndarray
 
-#: Trees searched together by the numba evaluator (:func:`simulate`'s ``group``).
-CPU_GROUP = 1
 #: Trees per lane with a torch evaluator (module docstring: why 64).
 LANE_TREES = 64
 
 
-@njit(cache=True)
-def select_leaves(
-    t0: int, t1: int, roots: Array, seats: Array, todo: Array, batch: int, params: tuple, arrays: tuple,
-    n_nodes: Array, rngs: Array, lane: tuple, book: tuple,
-) -> tuple[int, int, int]:  # fmt: skip
-    """Each tree ``t`` of ``t0..t1-1`` with ``todo[t] > 0`` walks its next ``min(batch, todo[t])`` leaves.
+class Job(NamedTuple):
+    """One call's roots, as the kernels read and update them: root ``t``'s state, seat on move and random
+    stream, ``params = (c, fpu, ptemp)`` arrays, its forced root move (``-1``: none), the simulations it has
+    still to run and its node count; ``taken`` and ``other_row`` are a round's scratch (:func:`select_leaves`)."""
 
-    ``params = (c, fpu, ptemp)`` per tree; ``lane = (obs, other_obs, leaf_mask)``: the leaves that need the
-    network get consecutive rows of ``obs``/``leaf_mask`` (the seat on move's view) and rows of ``other_obs``
-    (every other seat's view, for the critic); ``book = (other_row, taken, forced)``: where leaf ``j`` of tree
-    ``t`` starts in ``other_obs``, the leaves each tree took, its root move (``>= 0``: Gumbel's root).
-    Returns ``(rows of obs, rows of other_obs, trees that took leaves)``."""
+    roots: Array
+    seats: Array
+    rngs: Array
+    params: tuple[Array, Array, Array]
+    forced: Array
+    todo: Array
+    n_nodes: Array
+    taken: Array
+    other_row: Array
+
+
+@njit(cache=True)
+def select_leaves(t0: int, t1: int, batch: int, job: Job, arrays: tuple, lane: tuple) -> tuple[int, int]:
+    """Each tree ``t`` of ``t0..t1-1`` with ``todo[t] > 0`` walks its next ``taken[t] = min(batch, todo[t])``
+    leaves.
+
+    ``lane = (obs, other_obs, leaf_mask)``: the leaves that need the network get consecutive rows of ``obs``
+    and ``leaf_mask`` (the seat on move's view, its legal ids) and rows of ``other_obs`` (every other seat's
+    view, for the critic) from ``other_row[t, j]`` on. Returns ``(rows of obs, rows of other_obs)``."""
+    roots, seats, rngs, params, forced, todo, n_nodes, taken, other_row = job
     obs, other_obs, leaf_mask = lane
-    other_row, taken, forced = book
-    active = n_eval = n_other = 0
-    na = arrays[0].shape[2]
+    n_eval = n_other = 0
     d = np.empty(roots.shape[1], dtype=roots.dtype)
-    mask = np.zeros(na, dtype=np.int8)
+    mask = np.zeros(leaf_mask.shape[1], dtype=np.int8)
     for t in range(t0, t1):
-        taken[t] = min(batch, todo[t]) if todo[t] > 0 else 0
-        if taken[t] == 0:
-            continue
+        taken[t] = max(0, min(batch, todo[t]))
         tree = tree_view(arrays, t)
-        leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
-        n, nn = roots[t, N_PLAYERS], n_nodes[t]
-        active += 1
         for j in range(taken[t]):
-            node, player, nn, needs_network = descend(
-                tree,
-                j,
-                d,
-                roots[t],
-                seats[t],
-                rngs[t],
-                mask,
-                params[0][t],
-                params[1][t],
-                forced[t],
-                nn,
-                leaf_value[j],
+            d[:] = roots[t]
+            determinize_inplace(d, seats[t], rngs[t])
+            n_nodes[t], needs_network = descend(
+                tree, j, d, mask, params[0][t], params[1][t], forced[t], n_nodes[t]
             )
-            leaf_row[j] = n_eval if needs_network else -1
-            leaf_node[j], leaf_player[j] = node, player
+            tree[12][j] = n_eval if needs_network else -1
             if needs_network:
+                player = d[CURRENT]
                 observe(d, player, obs[n_eval])
                 other_row[t, j] = n_other
-                for q in range(n):
+                for q in range(roots[t, N_PLAYERS]):
                     if q != player:
                         observe(d, q, other_obs[n_other])
                         n_other += 1
                 leaf_mask[n_eval, :] = mask
                 n_eval += 1
-        n_nodes[t] = nn
-    return n_eval, n_other, active
+    return n_eval, n_other
 
 
 @njit(cache=True)
-def expand_backup(
-    t0: int, t1: int, roots: Array, todo: Array, params: tuple, arrays: tuple, leaf_mask: Array, book: tuple,
-    out: tuple,
-) -> None:  # fmt: skip
+def expand_backup(t0: int, t1: int, job: Job, arrays: tuple, leaf_mask: Array, out: tuple) -> None:
     """Each tree of ``t0..t1-1`` that took leaves in :func:`select_leaves` reads their rows of the network's
     outputs ``out = (logits, values, other_values)``: the prior of each new node (softmax of the logits over
     the legal ids at temperature ``ptemp[t]``), the per-seat value (:func:`agents.nets.numba_net.seat_values`),
     backed up in order; ``todo[t] -= taken[t]``."""
+    roots, params, todo, taken, other_row = job.roots, job.params, job.todo, job.taken, job.other_row
     logits, values, other_values = out
-    other_row, taken = book[0], book[1]
     raw = np.zeros(MAX_PLAYERS)
     for t in range(t0, t1):
-        if taken[t] == 0:
-            continue
         tree = tree_view(arrays, t)
         prior, expanded = tree[1], tree[6]
         leaf_node, leaf_player, leaf_value, leaf_row = tree[9], tree[10], tree[11], tree[12]
@@ -143,27 +133,19 @@ def expand_backup(
 
 
 @njit(cache=True)
-def simulate(
-    roots: Array, seats: Array, todo: Array, batch: int, group: int, params: tuple, weights: tuple, arrays: tuple,
-    n_nodes: Array, rngs: Array, lane: tuple, book: tuple, net: tuple,
-) -> None:  # fmt: skip
+def simulate(batch: int, job: Job, arrays: tuple, lane: tuple, weights: tuple, net: tuple) -> None:
     """``todo[t]`` more simulations of every tree ``t`` with the numba network (``net``: its scratch and
-    outputs, :meth:`agents.nets.numba_net.NetBuffers.search_args`), trees ``group`` at a time, the leaves
-    of a group's round evaluated by one :func:`~agents.nets.numba_net.net_forward` and one
-    :func:`~agents.nets.numba_net.net_values` call; ``n_nodes`` is updated, ``todo`` ends at 0."""
+    outputs, :meth:`agents.nets.numba_net.NetBuffers.search_args`), one tree at a time (the network costs
+    the same per row in any batch, so a tree keeps the cache to itself), each round's leaves evaluated by
+    one :func:`~agents.nets.numba_net.net_forward` and one :func:`~agents.nets.numba_net.net_values` call."""
     feats, h1, h2, ctx, logits, values, other_values = net
-    for t0 in range(0, roots.shape[0], group):
-        t1 = min(roots.shape[0], t0 + group)
-        while True:
-            n_eval, n_other, active = select_leaves(
-                t0, t1, roots, seats, todo, batch, params, arrays, n_nodes, rngs, lane, book
-            )
-            if active == 0:
-                break
+    for t in range(job.todo.shape[0]):
+        while job.todo[t] > 0:
+            n_eval, n_other = select_leaves(t, t + 1, batch, job, arrays, lane)
             if n_eval > 0:
                 net_forward(lane[0], n_eval, weights, feats, h1, h2, ctx, logits, values)
                 net_values(lane[1], n_other, weights, feats, h1, h2, other_values)
-            expand_backup(t0, t1, roots, todo, params, arrays, lane[2], book, (logits, values, other_values))
+            expand_backup(t, t + 1, job, arrays, lane[2], (logits, values, other_values))
 
 
 def run_budget(
@@ -205,29 +187,13 @@ def run_budget(
     return n
 
 
-def warm_up(run: Callable[[int, int], int], tree: Tree, seat: int) -> None:
-    """One simulation, then an empty tree again: numba compiles (or loads) a search before a timed move."""
-    run(1, 1)
-    tree.reset(seat)
-
-
-class _NumbaLane:
-    """The numba network's buffers for ``rows`` leaves (its outputs: :func:`agents.nets.numba_net.net_forward`)."""
-
-    def __init__(self, weights: tuple[np.ndarray, ...], rows: int, obs_dim: int) -> None:
-        others = rows * (MAX_PLAYERS - 1)
-        self.buf = NetBuffers(weights, rows, others=others)
-        self.obs = np.zeros((rows, obs_dim), dtype=np.float32)
-        self.other_obs = np.zeros((others, obs_dim), dtype=np.float32)
-
-
 class Search:
     """Network searches of up to ``trees`` roots at once, each tree of ``max_nodes`` nodes.
 
     ``weights`` is the exported network (:func:`agents.nets.numba_net.export_network`); ``evaluator``
-    ``None`` evaluates it in numba on this core, ``group`` trees at a time; a :class:`TorchEvaluator`
-    in lanes of ``lane_trees`` (module docstring). A search's options are per tree (arrays of
-    ``c``, ``fpu``, ``ptemp``), as self-play mixes player counts.
+    ``None`` evaluates it in numba on this core; a :class:`TorchEvaluator` in lanes of ``lane_trees``
+    (module docstring). A search's options are per tree (arrays of ``c``, ``fpu``, ``ptemp``), as
+    self-play mixes player counts.
     """
 
     def __init__(
@@ -237,92 +203,48 @@ class Search:
         max_nodes: int,
         batch: int,
         evaluator: TorchEvaluator | None = None,
-        group: int = CPU_GROUP,
         lane_trees: int = LANE_TREES,
     ) -> None:
         self.weights, self.batch, self.evaluator = weights, batch, evaluator
-        self.num_actions = num_actions_of(weights)
-        dim = observation_size(weights)
+        self.num_actions, dim = num_actions_of(weights), observation_size(weights)
         self.trees = Trees(trees, max_nodes, self.num_actions, batch)
         self.other_row = np.zeros((trees, batch), dtype=np.int32)
         self.taken = np.zeros(trees, dtype=np.int64)
-        if evaluator is None:
-            self.group = max(1, min(group, trees))
-            self.lanes: list[Any] = [_NumbaLane(weights, self.group * batch, dim)]
+        self.lane_trees = 1 if evaluator is None else max(1, min(lane_trees, trees))
+        rows = self.lane_trees * batch
+        others = rows * (MAX_PLAYERS - 1)
+        if evaluator is None:  # numba: one tree's leaves at a time, the network's buffers for them
+            self.net = NetBuffers(weights, rows, others=others).search_args()
+            views = [(np.zeros((rows, dim), np.float32), np.zeros((others, dim), np.float32))]
         else:
-            self.lane_trees = max(1, min(lane_trees, trees))
-            rows = self.lane_trees * batch
             lanes = -(-trees // self.lane_trees)
-            self.lanes = [
-                evaluator.lane(rows, rows * (MAX_PLAYERS - 1), dim, self.num_actions) for _ in range(lanes)
-            ]
-        self.leaf_mask = [
-            np.zeros((lane.obs.shape[0], self.num_actions), dtype=np.int8) for lane in self.lanes
-        ]
-        # what each call hands the kernels, built once: a lane's inputs, the numba network's buffers
-        self.inputs = [
-            (lane.obs, lane.other_obs, mask) for lane, mask in zip(self.lanes, self.leaf_mask, strict=True)
-        ]
-        self.net = self.lanes[0].buf.search_args() if evaluator is None else None
-        self.unforced = np.full(trees, -1, dtype=np.int64)
+            self.lanes = [evaluator.lane(rows, others, dim, self.num_actions) for _ in range(lanes)]
+            views = [(lane.obs, lane.other_obs) for lane in self.lanes]
+        # what each call hands the kernels, built once: a lane's observations and its leaves' legal ids
+        self.inputs = [(*v, np.zeros((rows, self.num_actions), dtype=np.int8)) for v in views]
 
-    @property
-    def max_nodes(self) -> int:
-        return self.trees.max_nodes
-
-    def tree(self, t: int) -> Tree:
-        return self.trees.tree(t)
-
-    def run(
-        self,
-        roots: np.ndarray,
-        seats: np.ndarray,
-        todo: np.ndarray,
-        params: tuple[np.ndarray, np.ndarray, np.ndarray],
-        n_nodes: np.ndarray,
-        rngs: np.ndarray,
-        forced: np.ndarray | None = None,
-    ) -> None:
-        """``todo[t]`` more simulations of each tree (in ``roots``' order), ``params = (c, fpu, ptemp)``,
-        with root move ``forced[t]`` where given and ``>= 0``."""
-        arrays, k, inputs = self.trees.arrays, roots.shape[0], self.inputs
-        book = (self.other_row, self.taken, self.unforced[:k] if forced is None else forced)
+    def run(self, job: Job) -> None:
+        """``job.todo[t]`` more simulations of each of the job's trees."""
+        k, arrays, inputs = job.roots.shape[0], self.trees.arrays, self.inputs
         if self.evaluator is None:
-            simulate(
-                roots, seats, todo, self.batch, self.group, params, self.weights, arrays, n_nodes, rngs, inputs[0], book,
-                self.net,
-            )  # fmt: skip
+            simulate(self.batch, job, arrays, inputs[0], self.weights, self.net)
             return
         size = self.lane_trees
         evaluated = [0] * len(self.lanes)  # rows the lane's last selection sent to the network
 
         def select(i: int) -> bool:
-            t0 = i * size
-            n_eval, n_other, active = select_leaves(
-                t0,
-                min(k, t0 + size),
-                roots,
-                seats,
-                todo,
-                self.batch,
-                params,
-                arrays,
-                n_nodes,
-                rngs,
-                inputs[i],
-                book,
-            )
-            evaluated[i] = n_eval
-            if n_eval:
-                self.lanes[i].submit(n_eval, n_other)
-            return active > 0
+            t0, t1 = i * size, min(k, (i + 1) * size)
+            evaluated[i], n_other = select_leaves(t0, t1, self.batch, job, arrays, inputs[i])
+            if evaluated[i]:
+                self.lanes[i].submit(evaluated[i], n_other)
+            return bool(job.taken[t0:t1].any())
 
         def back(i: int) -> None:
-            lane, t0 = self.lanes[i], i * size
+            lane = self.lanes[i]
             if evaluated[i]:
                 lane.wait()
             out = (lane.logits, lane.values, lane.other_values)
-            expand_backup(t0, min(k, t0 + size), roots, todo, params, arrays, self.leaf_mask[i], book, out)
+            expand_backup(i * size, min(k, (i + 1) * size), job, arrays, inputs[i][2], out)
 
         live = list(range(-(-k // size)))
         pending = -1  # the lane whose leaves are being evaluated
@@ -348,12 +270,12 @@ class Search:
         seeds: np.ndarray,
         params: tuple[np.ndarray, np.ndarray, np.ndarray],
         keep: list[tuple[int, np.ndarray] | None] | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> Job:
         """Trees ``0..K-1`` for ``roots`` (each for its seat on move, stream seeded ``seeds[t]``): empty, or
         ``keep[t] = (u, path)``, the subtree that the moves ``path`` lead to in tree ``u`` (the tree of
         the game's last search, which the caller found to have :func:`agents.search.subtree.same_information`
         with this root; empty where that subtree is not there); then the first simulation of each empty
-        tree (its root's prior and value guide the rest). Returns ``(seats, n_nodes, rngs)``."""
+        tree (its root's prior and value guide the rest)."""
         k = roots.shape[0]
         if k > self.trees.trees:
             raise ValueError(f"{k} roots for {self.trees.trees} trees")
@@ -365,14 +287,33 @@ class Search:
                 self.trees.move_trees(sources)
             for t, x in enumerate(keep):
                 if x is not None:
-                    n_nodes[t] = self.tree(t).keep_subtree(x[1], int(seats[t]))
+                    n_nodes[t] = self.trees.tree(t).keep_subtree(x[1], int(seats[t]))
         fresh = np.flatnonzero(n_nodes == 0)
         self.trees.reset(fresh, seats[fresh])
         rngs = np.asarray(seeds, dtype=np.uint64).reshape(k, 1).copy()
         todo = (n_nodes == 0).astype(np.int64)
         n_nodes[fresh] = 1
-        self.run(roots, seats, todo, params, n_nodes, rngs)
-        return seats, n_nodes, rngs
+        job = Job(
+            roots, seats, rngs, params, np.full(k, -1, np.int64), todo, n_nodes, self.taken, self.other_row
+        )
+        self.run(job)
+        return job
+
+    def results(self, job: Job) -> tuple[list[np.ndarray], np.ndarray]:
+        """The searched trees' root visit counts over the action ids (the mean value breaking ties, below
+        one visit) and the visit-weighted mean value of the root's children for the seat on move (what
+        the search thinks the position is worth: self-play records it as a value target)."""
+        k = job.roots.shape[0]
+        self.trees.used[:k] = job.n_nodes
+        counts, root_values = [], np.zeros(k)
+        for t in range(k):
+            actions, visits, values = self.trees.tree(t).root_stats(int(job.seats[t]))
+            cnt = np.zeros(self.num_actions)
+            # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
+            cnt[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
+            counts.append(cnt)
+            root_values[t] = values.sum() / max(visits.sum(), 1.0)
+        return counts, root_values
 
     def search(
         self,
@@ -386,46 +327,32 @@ class Search:
         stop: float = 0.0,
     ) -> tuple[list[np.ndarray], np.ndarray]:
         """PUCT searches of ``roots`` (:meth:`start`, then the rest of ``sims[t]`` simulations, a kept
-        subtree's visits counted in it): each root's visit counts over the action ids (the mean value
-        breaking ties, below one visit) and its value for the seat on move (:meth:`Tree.root_value`).
+        subtree's visits counted in it): :meth:`results`.
 
         The budget (:func:`run_budget`): ``ms > 0`` a time budget instead of ``sims``; ``max_ms`` a cap
         on a ``sims`` search; ``stop > 0`` ends a tree's search once its most-visited move leads the next
         by more than ``stop`` x its simulations left.
         """
         k = roots.shape[0]
-        seats, n_nodes, rngs = self.start(roots, seeds, params, keep)
+        job = self.start(roots, seeds, params, keep)
         left = np.maximum(np.asarray(sims, np.int64) - self.trees.arrays[2][:k, 0].astype(np.int64), 0)
-        todo = np.zeros(k, dtype=np.int64)
 
         def decided(_: int) -> bool:
             for t in np.flatnonzero(left > 0):
-                if self.tree(int(t)).root_lead() > stop * left[t]:
+                if self.trees.tree(int(t)).root_lead() > stop * left[t]:
                     left[t] = 0
             return not left.any()
 
         def run(chunk: int, _: int) -> int:
-            todo[:] = chunk if ms > 0 else np.minimum(left, chunk)
-            left[:] -= todo if ms == 0 else 0
-            self.run(roots, seats, todo, params, n_nodes, rngs)
-            return int(n_nodes.max())
+            job.todo[:] = chunk if ms > 0 else np.minimum(left, chunk)
+            left[:] -= job.todo if ms == 0 else 0
+            self.run(job)
+            return int(job.n_nodes.max())
 
-        chunk = 4 * self.batch
-        budget = int(left.max()) if k else 0
-        run_budget(
-            run, budget, ms, chunk, self.max_nodes, decided if stop > 0 else None, max_ms, int(n_nodes.max())
-        )
-        self.trees.used[:k] = n_nodes
-        counts, root_values = [], np.zeros(k)
-        for t in range(k):
-            tree = self.tree(t)
-            actions, visits, values = tree.root_stats(int(seats[t]))
-            cnt = np.zeros(self.num_actions)
-            # the value breaks ties (its term is below 0.5, so it never outweighs a visit)
-            cnt[actions] = visits + 0.25 * (1.0 + np.clip(values / np.maximum(visits, 1.0), -1.0, 1.0))
-            counts.append(cnt)
-            root_values[t] = mean_value(visits, values)  # Tree.root_value, from the stats read above
-        return counts, root_values
+        budget, nodes = int(left.max()) if k else 0, int(job.n_nodes.max())
+        stopping = decided if stop > 0 else None
+        run_budget(run, budget, ms, 4 * self.batch, self.trees.max_nodes, stopping, max_ms, nodes)
+        return self.results(job)
 
     def gumbel_search(
         self,
@@ -442,45 +369,38 @@ class Search:
         its next survivor's simulations, so a tree sees the same calls in the same order as when alone.
         """
         k = roots.shape[0]
-        seats, n_nodes, rngs = self.start(roots, seeds, params)
+        job = self.start(roots, seeds, params)
         mask = np.zeros(self.num_actions, dtype=np.int8)
         schedules = []
         for t in range(k):
-            mask[:] = 0
             rules.legal_mask(roots[t], mask)
             legal = np.flatnonzero(mask)
             if noise[t].shape != legal.shape:
                 raise ValueError(f"root {t}: {noise[t].size} Gumbel draws for {legal.size} legal moves")
-            schedules.append(GumbelRoot(self.tree(t).arrays, legal, int(seats[t]), noise[t], actions, sims))
-        todo = np.zeros(k, dtype=np.int64)
-        forced = np.full(k, -1, dtype=np.int64)
+            schedules.append(
+                GumbelRoot(self.trees.tree(t).arrays, legal, int(job.seats[t]), noise[t], actions, sims)
+            )
         for phase in range(max(r.phases for r in schedules)):
             halving = [t for t in range(k) if phase < schedules[t].phases]
             plans = {t: schedules[t].plan() for t in halving}
             for j in range(max(len(p) for p in plans.values())):
-                todo[:] = 0
+                job.todo[:] = 0
                 for t, plan in plans.items():
                     if j < len(plan):
-                        forced[t], todo[t] = plan[j]
-                self.run(roots, seats, todo, params, n_nodes, rngs, forced)
+                        job.forced[t], job.todo[t] = plan[j]
+                self.run(job)
             for t in halving:
                 schedules[t].halve()
-        self.trees.used[:k] = n_nodes
-        moves, targets = [], []
-        for t in range(k):
-            move, target = schedules[t].result(self.num_actions)
-            moves.append(move)
-            targets.append(target)
-        return moves, targets, np.array([self.tree(t).root_value(int(seats[t])) for t in range(k)])
+        moves, targets = zip(*(r.result(self.num_actions) for r in schedules), strict=True)
+        return list(moves), list(targets), self.results(job)[1]
 
 
 __all__ = [
-    "CPU_GROUP",
     "LANE_TREES",
+    "Job",
     "Search",
     "expand_backup",
     "run_budget",
     "select_leaves",
     "simulate",
-    "warm_up",
 ]

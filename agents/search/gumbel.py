@@ -1,11 +1,10 @@
 """Gumbel AlphaZero's root (Danihelka et al. 2022): which root moves the simulations go to, the move
 played and the policy target, over one search tree.
 
-Why a class of its own: the one-tree search (:meth:`agents.players.az.AZAgent.gumbel_search`) and the
-batched one (:meth:`agents.search.driver.BatchedSearch.gumbel_search`) run the same schedule, one
-root at a time or many in step. :class:`GumbelRoot` holds one root's schedule and reads its tree's
+Why a class of its own: :meth:`agents.search.driver.Search.gumbel_search` runs many roots' schedules
+in step (``az``'s move is one root). :class:`GumbelRoot` holds one root's schedule and reads its tree's
 arrays; the caller runs the simulations it asks for (``k`` simulations with the root's move forced,
-:func:`agents.search.tree.search_network`'s ``forced``), so there is one copy of the rule.
+:class:`agents.search.driver.Job`'s ``forced``), so there is one copy of the rule.
 
 The schedule: ``actions`` moves drawn without replacement (Gumbel-top-k over the prior's logits,
 the noise given by the caller from its seeded stream); sequential halving spends the budget on

@@ -71,15 +71,7 @@ def reroot(tree: tuple, path: np.ndarray, used: int, seat: int) -> int:
     a node the network never evaluated: the caller then starts an empty tree. ``m`` is at most the
     new root's visits (a simulation adds at most one node), so the rest of a ``sims`` budget fits.
     """
-    child, prior, visits, avail, wsum, mover, expanded = (
-        tree[0],
-        tree[1],
-        tree[2],
-        tree[3],
-        tree[4],
-        tree[5],
-        tree[6],
-    )
+    child, prior, visits, avail, wsum, mover, expanded = tree[:7]
     na = child.shape[1]
     node = 0
     for i in range(path.shape[0]):

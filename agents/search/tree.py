@@ -21,7 +21,6 @@ from numba import njit
 from agents.nets.numba_net import seat_values
 from agents.search.subtree import reroot
 from splendor_env import rules
-from splendor_env.determinize import determinize_inplace
 from splendor_env.state import CURRENT, MAX_PLAYERS, N_PLAYERS
 
 FIELDS = (
@@ -68,12 +67,6 @@ class Tree:
         nodes = child[0, actions]
         return actions, visits[nodes], wsum[nodes, seat]
 
-    def root_value(self, seat: int) -> float:
-        """The visit-weighted mean value of the root's children for ``seat``: what the search thinks
-        the position is worth (self-play records it as a value target)."""
-        _, visits, values = self.root_stats(seat)
-        return mean_value(visits, values)
-
     def root_lead(self) -> float:
         """How many more visits the most-visited root child has than the next (all of them if it is the only one)."""
         child, visits = self.arrays[0], self.arrays[2]
@@ -82,11 +75,6 @@ class Tree:
             return float(v.sum())
         top2 = np.partition(v, v.size - 2)[-2:]
         return float(top2[1] - top2[0])
-
-
-def mean_value(visits: np.ndarray, value_sums: np.ndarray) -> float:
-    """The visit-weighted mean value of some root children (:meth:`Tree.root_stats`'s visits and sums)."""
-    return float(value_sums.sum() / max(visits.sum(), 1.0))
 
 
 class Trees:
@@ -137,14 +125,7 @@ class Trees:
 @njit(cache=True)
 def reset_trees(arrays: tuple, ids: np.ndarray, seats: np.ndarray, used: np.ndarray) -> None:
     """Empty the trees ``ids`` (their first ``used`` rows) for searches by ``seats``."""
-    child, visits, avail, wsum, mover, expanded = (
-        arrays[0],
-        arrays[2],
-        arrays[3],
-        arrays[4],
-        arrays[5],
-        arrays[6],
-    )
+    child, _, visits, avail, wsum, mover, expanded = arrays[:7]
     for i in range(ids.shape[0]):
         t = ids[i]
         for nd in range(used[t]):
@@ -227,15 +208,7 @@ def backup(tree: tuple, j: int, value: np.ndarray, virtual: bool, n: int) -> Non
 @njit(cache=True)
 def step_down(tree: tuple, j: int, d: np.ndarray, node: int, a: int, n_nodes: int, virtual: bool) -> int:
     """Apply ``a`` in ``d``, move to (creating if needed) its child; returns the new node count."""
-    child, visits, avail, wsum, mover, paths, plens = (
-        tree[0],
-        tree[2],
-        tree[3],
-        tree[4],
-        tree[5],
-        tree[7],
-        tree[8],
-    )
+    child, _, visits, avail, wsum, mover, _, paths, plens = tree[:9]
     ch = child[node, a]
     if ch < 0:
         ch = n_nodes
@@ -262,47 +235,32 @@ def terminal_values(s: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def descend(
-    tree: tuple,
-    j: int,
-    d: np.ndarray,
-    root: np.ndarray,
-    seat: int,
-    rng: np.ndarray,
-    mask: np.ndarray,
-    c_puct: float,
-    fpu: float,
-    forced: int,
-    n_nodes: int,
-    leaf_value: np.ndarray,
-) -> tuple[int, int, int, bool]:
-    """Simulation ``j`` of a batch: ``d`` becomes a fresh determinisation of ``root`` for ``seat``, walked
-    down by PUCT (``forced`` at the root, where legal) with virtual loss until a node the network has not
-    seen, a finished game (its values go to ``leaf_value``) or a full tree.
-
-    Returns ``(node, seat on move there, node count, whether the network must evaluate it)``; ``mask``
-    holds that position's legal ids.
+    tree: tuple, j: int, d: np.ndarray, mask: np.ndarray, c: float, fpu: float, forced: int, n_nodes: int
+) -> tuple[int, bool]:
+    """Simulation ``j`` of a batch walks the determinisation ``d`` down by PUCT (``forced`` at the root, where
+    legal) with virtual loss until a node the network has not seen, a finished game (its values go to
+    ``leaf_value[j]``) or a full tree; that node and the seat on move there go to ``leaf_node[j]`` and
+    ``leaf_player[j]``, its legal ids to ``mask``. Returns ``(node count, whether the network must evaluate it)``.
     """
-    child, expanded = tree[0], tree[6]
-    max_nodes = child.shape[0]
-    d[:] = root
-    determinize_inplace(d, seat, rng)
+    child, expanded, leaf_node, leaf_player = tree[0], tree[6], tree[9], tree[10]
     node = 0
     tree[8][j] = 1
     tree[7][j, 0] = 0
     while True:
-        player = d[CURRENT]
+        leaf_node[j] = node
+        leaf_player[j] = d[CURRENT]
         if rules.is_over(d):
-            terminal_values(d, leaf_value)
-            return node, player, n_nodes, False
+            terminal_values(d, tree[11][j])
+            return n_nodes, False
         rules.legal_mask(d, mask)
         if expanded[node] == 0:
-            return node, player, n_nodes, True
+            return n_nodes, True
         if node == 0 and forced >= 0 and mask[forced]:
             a = forced
         else:
-            a = select_puct(tree, node, mask, player, c_puct, fpu)
-        if child[node, a] < 0 and n_nodes >= max_nodes:  # tree full: evaluate here
-            return node, player, n_nodes, True
+            a = select_puct(tree, node, mask, d[CURRENT], c, fpu)
+        if child[node, a] < 0 and n_nodes >= child.shape[0]:  # tree full: evaluate here
+            return n_nodes, True
         n_nodes = step_down(tree, j, d, node, a, n_nodes, True)
         node = child[node, a]
 

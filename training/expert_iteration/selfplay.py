@@ -1,12 +1,9 @@
-"""Self-play for expert iteration: games of ``az`` that record the search's visit counts, one driver
-for a game at a time or a job's games at once.
+"""Self-play for expert iteration: games of ``az`` that record the search's visit counts.
 
 Why one driver: every game waiting for a search hands its root to one
-:class:`agents.search.driver.Search` (the search ``az`` plays with), which searches all the roots in
-step; a game at a time is the same driver with one root. Games are independent given their seeds, so
-how many are played at once changes nothing with the numba network (the trees, moves and records are
-the same bit for bit); with torch on a GPU (``selfplay.batched_device``) the leaves of many trees go to
-the network together and torch's rounding makes the games close, not identical.
+:class:`agents.search.driver.Search` (the search ``az`` plays with), which searches the roots in step;
+a game at a time is one root. With the numba network the games are the same bit for bit however many
+are played at once; with torch (``selfplay.batched_device``) they are close, not identical.
 
 What a game records: for every decision with a choice, the observation of the seat on move, its legal
 mask and the policy target (the visit distribution over the legal ids, sharpened by
@@ -200,40 +197,34 @@ class Game:
             )
             return
 
-    def note(self, policy: np.ndarray, q: float) -> None:
-        """Write down the waiting decision with its policy target and the search's value ``q``."""
-        w = self.waiting
-        assert w is not None
-        values = (
-            np.array(w.obs, np.float32),
-            np.asarray(w.mask) != 0,
-            policy,
-            int(w.root[CURRENT]),
-            w.index,
-            q,
-        )
-        for key, value in zip(RECORDED, (*values, int(w.root[TURN])), strict=True):
-            self.seen[key].append(value)
-
     def searched(self, counts: np.ndarray, root_value: float, tree: int) -> None:
-        """A PUCT search's ``counts``: record the decision if planned, play the move (sampled in the
-        opening of a full search, else the most visited)."""
+        """A PUCT search's ``counts`` in tree ``tree``: the move (sampled in the opening of a full search,
+        else the most visited) and the visits as the policy target (:meth:`decided`)."""
         w = self.waiting
         assert w is not None
         target = visit_target(counts, w.mask)
-        if w.recorded:
-            self.note(sharpen(target, self.sp["target_temperature"]), root_value)
         sample = w.full and w.index < self.sp["sample_moves"]
         move = choose_move(counts, target, sample, self.sp["temperature"], self.move_rng)
-        self.tree, self.last_root, self.waiting = tree, w.root, None
-        self.since = [] if self.opponents is None else None
-        self.play(move)
+        self.decided(move, sharpen(target, self.sp["target_temperature"]), root_value, tree)
 
-    def gumbel_searched(self, move: int, policy: np.ndarray, root_value: float) -> None:
-        """A Gumbel search's move and target: record the decision if planned, play ``move``."""
-        if self.waiting is not None and self.waiting.recorded:
-            self.note(policy, root_value)
-        self.waiting, self.since = None, None  # Gumbel's trees are not kept
+    def decided(self, move: int, policy: np.ndarray, q: float, tree: int = -1) -> None:
+        """Write down the waiting decision if planned (its policy target and the search's value ``q``),
+        play ``move``; ``tree >= 0``: the PUCT tree the next search may go on in (Gumbel's are not kept)."""
+        w = self.waiting
+        assert w is not None
+        if w.recorded:
+            row = (
+                np.array(w.obs, np.float32),
+                np.asarray(w.mask) != 0,
+                policy,
+                int(w.root[CURRENT]),
+                w.index,
+                q,
+            )
+            for key, value in zip(RECORDED, (*row, int(w.root[TURN])), strict=True):
+                self.seen[key].append(value)
+        self.tree, self.last_root, self.waiting = tree, w.root, None
+        self.since = [] if tree >= 0 and self.opponents is None and self.sp["reuse"] else None
         self.play(move)
 
     def kept(self) -> tuple[int, np.ndarray] | None:
@@ -270,7 +261,7 @@ class Game:
             data["margin"][:], data["moves_left"][:] = aux_targets(
                 env.game_state, seats, np.array(seen["turn"])
             )
-        return data, record
+        return data, {**record, "game": self.index, "positions": count(data), "search_seat": self.seat}
 
 
 def make_evaluator(az: Any, device: str) -> Any:
@@ -307,44 +298,33 @@ def play_games(
     Each round every game plays up to its next searched decision, the waiting roots are searched
     together, and each game records its decision and plays its move.
     """
-    pending = list(reversed(games))  # pop() takes them in order
-    slots = max(1, min(at_once, len(games)))
-    live: list[Game] = []
+    if not games:
+        return {}
+    params: dict[int, tuple[float, ...]] = {}  # player count -> (c, fpu, ptemp)
+    budgets = set()
+    for game in games:
+        n = len(game.env.possible_agents)
+        if n not in params:
+            net = az.network(n, game.env.config.modules)
+            p = az.search_params(net, n)
+            params[n] = (float(p["c"]), float(p["fpu"]), float(p["ptemp"]))
+            budgets.add((int(p["sims"]), int(p["batch"]), float(p["ms"])))
+    if len(budgets) > 1 or min(budgets)[2] > 0:
+        raise ValueError(
+            "self-play needs one simulation budget (sims, not ms) and batch for every player count"
+        )
+    sims, batch, _ = budgets.pop()
+    search = Search(net.weights, max(1, min(at_once, len(games))), sims + 1, batch, evaluator, lane_trees)
+    pending, live = list(reversed(games)), []  # pop() takes them in order
     out: dict[int, tuple[Positions, dict[str, Any]]] = {}
-    params: dict[int, tuple[float, ...]] = {}
-    search: Search | None = None
     while pending or live:
-        while pending and len(live) < slots:
+        while pending and len(live) < search.trees.trees:
             live.append(pending.pop())
         for game in live:
             if game.waiting is None:
                 game.advance()
-        for game in [g for g in live if g.waiting is None]:  # ended
-            out[game.index] = game.finish()
+        out.update({game.index: game.finish() for game in live if game.waiting is None})  # ended
         live = [g for g in live if g.waiting is not None]
-        if not live:
-            continue
-        for game in live:
-            n = len(game.env.possible_agents)
-            if n not in params:
-                net = az.network(n, game.env.config.modules)
-                p = az.search_params(net, n)
-                if p["ms"] > 0:
-                    raise ValueError("self-play needs a simulation budget (sims), not a time budget (ms)")
-                if search is None:
-                    search = Search(
-                        net.weights,
-                        slots,
-                        int(p["sims"]) + 1,
-                        int(p["batch"]),
-                        evaluator,
-                        lane_trees=lane_trees,
-                    )
-                if int(p["sims"]) + 1 != search.max_nodes or int(p["batch"]) != search.batch:
-                    raise ValueError("self-play needs one simulation budget and batch for every player count")
-                params[n] = (float(p["c"]), float(p["fpu"]), float(p["ptemp"]))
-        assert search is not None
-        sims = search.max_nodes - 1
         gumbel = [g for g in live if g.waiting.noise is not None]
         puct = [g for g in live if g.waiting.noise is None]
         if gumbel:
@@ -354,15 +334,13 @@ def play_games(
                 roots, seeds, prm, sims, noise, live[0].sp["gumbel_actions"]
             )
             for t, game in enumerate(gumbel):
-                game.gumbel_searched(moves[t], policies[t], float(values[t]))
+                game.decided(moves[t], policies[t], float(values[t]))
         if puct:
             roots, seeds, prm = _params(puct, params)
             budget = np.array(
                 [sims if g.waiting.full else min(g.sp["cheap_sims"], sims) for g in puct], np.int64
             )
-            keep = [
-                None if gumbel or not g.sp["reuse"] else g.kept() for g in puct
-            ]  # Gumbel's used the trees
+            keep = None if gumbel else [g.kept() for g in puct]  # Gumbel's search used the trees
             counts, values = search.search(roots, seeds, prm, budget, keep)
             for t, game in enumerate(puct):
                 game.searched(counts[t], float(values[t]), t)
@@ -415,13 +393,7 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
     evaluator = make_evaluator(az, sp["batched_device"]) if sp["batched"] else None
     played = play_games(az, alone, evaluator, sp["batched_games"], sp["batched_lane_trees"])
     played.update(play_games(az, versus))  # one at a time, in job order (module docstring)
-    seat_of_game = {game.index: game.seat for game in alone + versus}
-    ordered = []
-    for g in job["games"]:
-        data, record = played[g]
-        ordered.append(
-            (data, {**record, "game": g, "positions": count(data), "search_seat": seat_of_game[g]})
-        )
+    ordered = [played[g] for g in job["games"]]
     return {"positions": concat([d for d, _ in ordered]), "records": [r for _, r in ordered]}
 
 
