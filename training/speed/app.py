@@ -107,8 +107,13 @@ def start(page: Any, seats: list[str], modules: tuple[str, ...] = (), seed: int 
     for m in modules:
         page.check(f"#module-{m}")
     page.fill("#seed", str(seed))
+    before = page.evaluate("window.app.view && window.app.view.game_id")
     page.click("#start")
-    page.wait_for_function("window.app.view !== null && window.app.mode === 'game'")
+    # the new game's view, not the one a page that played before still shows (that raced the next click)
+    page.wait_for_function(
+        "([before]) => window.app.view !== null && window.app.mode === 'game' && window.app.view.game_id !== before",
+        arg=[before],
+    )
 
 
 def board_move(page: Any) -> str:

@@ -5,6 +5,7 @@ const app = {
   view: null,        // the last game view from the server
   replay: null,      // the open record: {replay_id, moves, ...}
   replayMove: 0,
+  replayWanted: 0,  // the move asked for last (the steps count from it)
   busy: false,       // a move of this page is on its way to the server
   sends: 0,          // moves sent so far (the newest one owns app.busy)
   sentAt: -1,        // the move number the newest one was sent at
@@ -333,7 +334,7 @@ async function openRecord(body) {
 }
 
 function showReplay(pos) {
-  app.replayMove = pos.move;
+  app.replayMove = app.replayWanted = pos.move;
   const view = { board: pos.board, shown_seat: null, legal: [], names: pos.names, last: pos.last };
   showTable(view, pos.move);
   fitTable();
@@ -349,9 +350,10 @@ function showReplay(pos) {
 async function replayTo(move) {
   if (!app.replay) return;
   move = Math.max(0, Math.min(app.replay.moves.length, move));
+  app.replayWanted = move;  // quick clicks count from here, not from the position still on screen
   try {
     const pos = await api("GET", "/api/replays/" + app.replay.replay_id + "?move=" + move);
-    if (app.mode === "replay") { showError(""); showReplay(pos); }
+    if (app.mode === "replay" && move === app.replayWanted) { showError(""); showReplay(pos); }
   } catch (e) { showError(e.message); }
 }
 
@@ -415,8 +417,8 @@ async function init() {
   });
   $("replay-this").addEventListener("click", () => { if (app.view && app.view.record) openRecord({ record: app.view.record }); });
   $("replay-first").addEventListener("click", () => replayTo(0));
-  $("replay-prev").addEventListener("click", () => replayTo(app.replayMove - 1));
-  $("replay-next").addEventListener("click", () => replayTo(app.replayMove + 1));
+  $("replay-prev").addEventListener("click", () => replayTo(app.replayWanted - 1));
+  $("replay-next").addEventListener("click", () => replayTo(app.replayWanted + 1));
   $("replay-last").addEventListener("click", () => replayTo(app.replay ? app.replay.moves.length : 0));
   $("replay-slider").addEventListener("change", () => replayTo(Number($("replay-slider").value)));
   $("continue").addEventListener("click", continueFromReplay);
