@@ -202,3 +202,19 @@ def test_a_resume_after_the_weights_changed_under_the_same_name_is_refused(tmp_p
             run()
         assert "\n" not in str(refused.value), command
     assert {p: p.read_bytes() for p in saved} == saved  # nothing of the old runs touched
+
+
+def test_a_card_played_one_game_at_a_time_keeps_one_manifest_for_its_networks(tmp_path: Path) -> None:
+    """``az`` plays another network in each game; the card's manifest names all of them, so the round robin
+    (one game a piece, into one folder) resumes the next game instead of being refused."""
+    from training.matches.card import make_card
+    from training.matches.protocol import PROTOCOL_2
+
+    cheap = {**PROTOCOL_2, "references": ["random", "greedy"], "games": {"quick": 2, "full": 2}}
+    make_card("az:sims=2", quick=True, echo=None, progress=tmp_path, only=[(2, ())], protocol=cheap)
+    card = make_card(
+        "az:sims=2", quick=True, echo=None, progress=tmp_path, only=[(3, ())], resume=True, protocol=cheap
+    )
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert set(manifest["networks"]["az:sims=2"]) >= {"az_2p_v5", "az_3_4p_v2"}
+    assert [c["config"] for c in card["configs"]] == ["3p base"]

@@ -292,8 +292,10 @@ def make_card(
             "quick": quick,
             "protocol": played_protocol(protocol),
         }
-        networks = network_digests([spec], configs)
-        if networks:  # (the references' are in each game's own folder)
+        # every game the card may play, not only those asked for now: a card played one game at a time
+        # into one folder keeps one manifest (the references' networks are in each game's own folder)
+        networks = network_digests([spec], card_configs(spec, protocol)[0])
+        if networks:
             manifest["networks"] = networks
         open_run(progress, manifest, resume)
     out: list[dict[str, Any]] = []
