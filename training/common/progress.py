@@ -152,6 +152,10 @@ def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
     note_saving(folder)
 
 
+#: what a refused resume can do instead
+ADVICE = " (start a new folder, or --force to empty it)"
+
+
 def changed_networks(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     """What differs between two manifests' ``networks`` (:func:`~training.common.provenance.network_digests`),
     in words: the first network whose weights changed, or the spec that loads one now or no longer."""
@@ -159,14 +163,17 @@ def changed_networks(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
     for spec in [*new, *(s for s in old if s not in new)]:
         before, now = old.get(spec, {}), new.get(spec, {})
         for network in [*now, *(n for n in before if n not in now)]:
-            if before.get(network) != now.get(network):
-                was = str(before.get(network, "no such network"))[:12]
+            if network not in before:
+                return f"was played without {spec} loading network {network}, which it loads now{ADVICE}"
+            if network not in now:
+                return f"was played with {spec} loading network {network}, which it no longer loads{ADVICE}"
+            if before[network] != now[network]:
                 return (
-                    f"was played with {spec}'s network {network} of sha256 {was}, which is now "
-                    f"{str(now.get(network, 'not loaded'))[:12]}: the weights changed under the same name, "
-                    "so its games are not this run's (start a new folder, or --force to empty it)"
+                    f"was played with {spec}'s network {network} of sha256 {str(before[network])[:12]}, "
+                    f"which is now {str(now[network])[:12]}: the weights changed under the same name, "
+                    f"so its games are not this run's{ADVICE}"
                 )
-    return "was played with other networks"
+    return f"was played with other networks{ADVICE}"
 
 
 class JobLog:
