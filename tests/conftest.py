@@ -12,6 +12,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["tests.helpers.browser"]  # the browser tests' Chromium
+
 settings.register_profile(
     "default",
     max_examples=15,

@@ -8,7 +8,6 @@ downloaded one (as in ``tests/test_serve_browser.py``, which skips or fails the 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,22 +18,11 @@ import agents
 from agents import runner
 from splendor_env.records import write_records
 from tests.helpers.app_server import app_server
-from training.speed.app import chromium, missing_browser, my_turn, open_page, play_move, start
+from training.speed.app import my_turn, open_page, play_move, start
 
 pytestmark = pytest.mark.slow
 
 READY = "#analysis-body[data-state=ready]"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    reason = missing_browser()
-    if reason is not None:
-        if os.environ.get("CI") == "1":
-            pytest.fail(f"the browser tests must run in CI: {reason}")
-        pytest.skip(f"browser tests skipped: {reason}")
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

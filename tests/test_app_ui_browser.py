@@ -11,7 +11,6 @@ The same browser rules as the other browser tests: the distribution's Chromium, 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +25,6 @@ from tests.helpers.app_server import app_server
 from training.speed.app import (
     GAMES,
     board_move,
-    chromium,
-    missing_browser,
     my_turn,
     open_page,
     play_move,
@@ -35,17 +32,6 @@ from training.speed.app import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    reason = missing_browser()
-    if reason is not None:
-        if os.environ.get("CI") == "1":
-            pytest.fail(f"the browser tests must run in CI: {reason}")
-        pytest.skip(f"browser tests skipped: {reason}")
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

@@ -32,11 +32,9 @@ from training.speed.app import (
     SIZES,
     SIZES_2P,
     board_move,
-    chromium,
     click_move,
     click_timings,
     describe,
-    missing_browser,
     my_turn,
     open_page,
     over,
@@ -46,17 +44,6 @@ from training.speed.app import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    reason = missing_browser()
-    if reason is not None:
-        if os.environ.get("CI") == "1":
-            pytest.fail(f"the browser tests must run in CI: {reason}")
-        pytest.skip(f"browser tests skipped: {reason}")
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,28 @@
+"""The browser tests' ``browser`` fixture (a pytest plugin, loaded by ``tests/conftest.py``): one headless
+Chromium per test module.
+
+Why one place: three test files drive the distribution's Chromium (never a downloaded build); in CI
+(``CI=1``) a missing browser or Playwright fails them instead of skipping, so a lane without a
+browser cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from training.speed.app import chromium, missing_browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = missing_browser()
+    if reason is not None:
+        if os.environ.get("CI") == "1":
+            pytest.fail(f"the browser tests must run in CI: {reason}")
+        pytest.skip(f"browser tests skipped: {reason}")
+    with chromium() as launched:
+        yield launched
