@@ -19,3 +19,14 @@ def test_a_count_below_one_is_refused_naming_it(flag: str, capsys: pytest.Captur
     with pytest.raises(SystemExit) as exit_info:
         bench.main([flag, "0"])
     assert exit_info.value.code == 2 and f"{flag} must be at least 1" in capsys.readouterr().err
+
+
+def test_the_cpu_clock_times_the_process_not_the_wall(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--clock cpu`` reads ``time.process_time`` (a loaded machine's other jobs do not count), and says so."""
+    read: list[str] = []
+    monkeypatch.setitem(bench.CLOCKS, "cpu", lambda: read.append("cpu") or float(len(read)))
+    out = bench.main(["--sims", "4", "--positions", "2", "--repeats", "1", "--games", "2p", "--clock", "cpu"])
+    assert len(read) == 4 and out["2p"] == 1000.0  # two positions, one search each, 1 "second" apiece
+    assert "cpu ms a move" in capsys.readouterr().out
