@@ -17,18 +17,11 @@ import pytest
 import agents
 from agents import runner
 from splendor_env.records import write_records
-from tests.helpers.app_server import app_server
 from training.speed.app import my_turn, open_page, play_move, start
 
 pytestmark = pytest.mark.slow
 
 READY = "#analysis-body[data-state=ready]"
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with app_server() as base:
-        yield base
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ The same browser rules as the other browser tests: the distribution's Chromium, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ import pytest
 import agents
 from agents import runner
 from splendor_env.records import write_records
-from tests.helpers.app_server import app_server
 from training.speed.app import (
     GAMES,
     board_move,
@@ -32,23 +30,6 @@ from training.speed.app import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with app_server() as base:
-        yield base
-
-
-def touch_page(browser: Any, url: str, size: tuple[int, int]) -> Any:
-    """A page of a touch screen (taps, no hover), ready, its script errors in ``page.script_errors``."""
-    page = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True).new_page()
-    page.script_errors = []
-    page.on("pageerror", lambda exc: page.script_errors.append(str(exc)))
-    page.set_default_timeout(30_000)
-    page.goto(url)
-    page.wait_for_selector("body[data-ready=true]")
-    return page
 
 
 def legal(page: Any) -> list[dict[str, Any]]:
@@ -95,7 +76,7 @@ def test_a_card_or_a_deck_opens_its_choices_and_nothing_is_played_until_one_is_c
     browser: Any, url: str
 ) -> None:
     for touch in (False, True):  # by mouse, and by tap
-        page = touch_page(browser, url, (1280, 800)) if touch else open_page(browser, url, (1280, 800))
+        page = open_page(browser, url, (1280, 800), touch=touch)
         press = page.tap if touch else page.click
         start(page, ["human", "greedy"], seed=17)
         deck = next(m for m in legal(page) if m["target"] == "deck-0")
@@ -216,7 +197,7 @@ def test_tokens_held_the_phase_in_words_and_refusals_that_say_why(browser: Any, 
     assert not page.script_errors
     closed(page)
     # a tap leaves no cream stack behind (touch screens have no hover)
-    page = touch_page(browser, url, (390, 844))
+    page = open_page(browser, url, (390, 844), touch=True)
     start(page, ["human", "greedy"], seed=17)
     plain = page.eval_on_selector("#bank-red", red)
     page.tap("#bank-red")

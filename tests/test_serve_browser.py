@@ -25,7 +25,7 @@ import pytest
 import agents
 from agents import runner
 from splendor_env.records import write_records
-from tests.helpers.app_server import app_server, free_port, server_process
+from tests.helpers.app_server import free_port, server_process
 from training.common.cli import CliError
 from training.speed.app import (
     GAMES,
@@ -44,12 +44,6 @@ from training.speed.app import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with app_server() as base:
-        yield base
 
 
 #: Where the tests write their screenshots (the docs' come from a run with this set to docs/img).

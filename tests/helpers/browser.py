@@ -1,5 +1,5 @@
-"""The browser tests' ``browser`` fixture (a pytest plugin, loaded by ``tests/conftest.py``): one headless
-Chromium per test module.
+"""The browser tests' fixtures (a pytest plugin, loaded by ``tests/conftest.py``): one headless Chromium
+and one app server (``url``; a test module may define its own) per test module.
 
 Why one place: three test files drive the distribution's Chromium (never a downloaded build); in CI
 (``CI=1``) a missing browser or Playwright fails them instead of skipping, so a lane without a
@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.app_server import app_server
 from training.speed.app import chromium, missing_browser
 
 
@@ -26,3 +27,9 @@ def browser() -> Iterator[Any]:
         pytest.skip(f"browser tests skipped: {reason}")
     with chromium() as launched:
         yield launched
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with app_server() as base:
+        yield base

@@ -87,9 +87,11 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
-def open_page(browser: Any, url: str, size: tuple[int, int]) -> Any:
-    """A new page of ``size`` on the app, ready; its script errors collect in ``page.script_errors``."""
-    page = browser.new_context(viewport={"width": size[0], "height": size[1]}).new_page()
+def open_page(browser: Any, url: str, size: tuple[int, int], touch: bool = False) -> Any:
+    """A new page of ``size`` on the app, ready; its script errors collect in ``page.script_errors``.
+    ``touch``: a touch screen's (taps, no hover)."""
+    viewport = {"width": size[0], "height": size[1]}
+    page = browser.new_context(viewport=viewport, has_touch=touch).new_page()
     page.script_errors = []
     page.on("pageerror", lambda exc: page.script_errors.append(str(exc)))
     page.set_default_timeout(30_000)
