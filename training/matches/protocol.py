@@ -70,6 +70,13 @@ PROTOCOL_2: dict[str, Any] = {
             "mcts:sims=400": 1677.0,
             "az:sims=1000": 2015.0,
         },
+        "3p base": {
+            "random": 602.0,
+            "greedy": 1326.0,
+            "lookahead": 1459.0,
+            "mcts:sims=400": 1627.0,
+            "az:sims=1000": 1802.0,
+        },
     },
     "pin": ["greedy", 1326.0],
     "skip_self": True,  # a reference's own card does not play it against itself (even by symmetry)
