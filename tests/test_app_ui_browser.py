@@ -113,6 +113,9 @@ def test_a_card_or_a_deck_opens_its_choices_and_nothing_is_played_until_one_is_c
     )
     assert dict(shown) == buy["spends"] and ("pay" in button.inner_text() or not buy["spends"])
     assert board_move(page) == before
+    # the same position drawn again (a stream's view, the end of an agent's turn): the choices stay open
+    page.evaluate("renderGame(Object.assign({}, window.app.view))")
+    assert button.count() == 1 and board_move(page) == before
     button.click()
     page.wait_for_function("b => document.getElementById('board').dataset.move !== b", arg=before)
     assert not page.script_errors

@@ -151,12 +151,26 @@ def click_move(page: Any, move: dict[str, Any]) -> None:
     else:
         piece = page.locator(f"#table #{move['target']}")
         _expect(ident in piece.get_attribute("data-action").split(), move)
-        piece.click()
         menu = page.locator(f'#menu [data-action="{ident}"]')
-        if menu.count():  # a card or a deck: its choices first, one to confirm
+        sent = page.evaluate("window.app.sends")
+        for _ in range(3):  # a new view drawn between the click and the menu's click redraws the table
+            piece.click()
+            opened = page.wait_for_function(  # a card or a deck opens its choices; another piece plays
+                """([ident, sent]) => document.querySelector(`#menu [data-action="${ident}"]`) ? "menu"
+                    : window.app.sends > sent ? "sent" : null""",
+                arg=[ident, sent],
+                timeout=5_000,
+            ).json_value()
+            if opened == "sent":
+                return
             if move["verb"] == "buy":  # a purchase says what it pays before it is made
                 _expect(any(w in menu.inner_text() for w in ("pay", "free")), move)
-            menu.click()
+            try:
+                menu.click(timeout=5_000)
+                return
+            except Exception:  # noqa: BLE001 (the menu went with a redraw: open it again)
+                continue
+        raise AssertionError(f"the choices of {move} did not stay open to be clicked")
 
 
 def play_move(page: Any, move: dict[str, Any]) -> None:

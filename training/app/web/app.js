@@ -6,6 +6,7 @@ const app = {
   replay: null,      // the open record: {replay_id, moves, ...}
   replayMove: 0,
   replayWanted: 0,  // the move asked for last (the steps count from it)
+  choosing: null,    // the piece whose choices are open: {game, move, id} (kept across a redraw)
   busy: false,       // a move of this page is on its way to the server
   sends: 0,          // moves sent so far (the newest one owns app.busy)
   sentAt: -1,        // the move number the newest one was sent at

@@ -313,6 +313,14 @@ function armTable(view) {
   note.id = "hint";
   note.setAttribute("role", "status");
   decision.appendChild(note);
+  // A choice the player opened stays open when the same position is drawn again (a watcher's stream,
+  // the end of an agent's turn): the redraw must not take the menu from under the pointer.
+  const open = app.choosing;
+  if (open && open.game === view.game_id && open.move === view.move && byTarget[open.id] && $(open.id)) {
+    choose(byTarget[open.id], $(open.id));
+  } else {
+    app.choosing = null;
+  }
 }
 
 function hint(text) { const h = $("hint"); if (h) h.textContent = text; }
@@ -385,9 +393,10 @@ function choose(moves, element) {
   // A noble, a city, a post or your token (one move each): played by the click.
   const menu = $("menu");
   menu.replaceChildren();
-  if (moves.length === 1 && !CARD_TARGET.test(element.id)) { sendMove(moves[0].id); return; }
+  if (moves.length === 1 && !CARD_TARGET.test(element.id)) { app.choosing = null; sendMove(moves[0].id); return; }
   document.querySelectorAll("#table .choosing").forEach((e) => e.classList.remove("choosing"));
   element.classList.add("choosing");
+  app.choosing = app.view ? { game: app.view.game_id, move: app.view.move, id: element.id } : null;
   menu.appendChild(el("div", "what", element.title || element.id));
   if (element.classList.contains("unaffordable")) menu.appendChild(el("div", "muted", "you cannot pay for it now"));
   const buttons = el("div", "choices");
@@ -419,6 +428,7 @@ function placeMenu(menu, element) {
 }
 
 function closeMenu() {
+  app.choosing = null;
   const menu = $("menu");
   if (menu) menu.replaceChildren();
   document.querySelectorAll("#table .choosing").forEach((e) => e.classList.remove("choosing"));
