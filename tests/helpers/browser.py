@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.app_server import app_server
-from training.speed.app import chromium, missing_browser
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # imported here, not at the top: the RLlib lane (no app extra) loads this plugin too
+    from training.speed.app import chromium, missing_browser
+
     reason = missing_browser()
     if reason is not None:
         if os.environ.get("CI") == "1":
@@ -31,5 +31,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
+    from tests.helpers.app_server import app_server
+
     with app_server() as base:
         yield base
