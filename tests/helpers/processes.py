@@ -15,7 +15,7 @@ def gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/status") as f:
             return any(line.split()[1:2] == ["Z"] for line in f if line.startswith("State:"))
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # (reaped before the open, or between open and read)
         return True
 
 
@@ -33,10 +33,14 @@ def worker_pids(parent: int) -> list[int]:
     """The live pool workers (``spawn`` children) of process ``parent``."""
     pids = []
     for children in Path(f"/proc/{parent}/task").glob("*/children"):
-        for pid in children.read_text().split():
+        try:
+            listed = children.read_text().split()
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
+            continue
+        for pid in listed:
             try:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except FileNotFoundError:
+            except (FileNotFoundError, ProcessLookupError):
                 continue
             if b"spawn_main" in cmdline and not gone(int(pid)):
                 pids.append(int(pid))
