@@ -1,4 +1,4 @@
-"""The table's analysis view (``training.app.analysis``, issue #70): its JSON, its budget, what it may see.
+"""The table's analysis view (``training.app.analysis``): its JSON, its budget, what it may see.
 
 Why these: the analysis is a search the server runs for any page that asks, so what matters is that it
 answers within the server's cap for every game a network plays, that it names moves as the table does,

@@ -1,4 +1,4 @@
-"""The table of the browser app as people play it (issue #70), in headless Chromium via Playwright.
+"""The table of the browser app as people play it, in headless Chromium via Playwright.
 
 Why apart from ``tests/test_serve_browser.py``: those tests prove whole games are played by
 clicking; these pin what a person sees and may not be surprised by: a card or a deck clicked

@@ -1,4 +1,4 @@
-"""The table's analysis view (issue #70): ``az``'s win chance per player and its top moves, from what the viewer sees.
+"""The table's analysis view: ``az``'s win chance per player and its top moves, from what the viewer sees.
 
 Why a module of its own: the analysis is a search the server runs for a page, not a move in a game, so it
 keeps its own ``az`` agent (:class:`agents.players.az.AZAgent`, the one search driver and the shipped

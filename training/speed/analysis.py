@@ -1,6 +1,6 @@
 """How the table's analysis view does: its answers timed against the server's cap, its win-chance bar scored.
 
-Why a benchmark and not a test: both targets (issue #70) are figures on a shared machine. The analysis
+Why a benchmark and not a test: both targets are figures on a shared machine. The analysis
 (:mod:`training.app.analysis`) must answer within the server's ``--max-ms-per-move`` for 2, 3 and 4
 players and the 2-player game with every module; and its bar must mean something: over the last ten
 decisions of finished games, the side that went on to win should get, on average, more than 50%.

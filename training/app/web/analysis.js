@@ -1,5 +1,5 @@
 "use strict";
-// The analysis view (issue #70): az's win chance per player and its three most visited moves for the
+// The analysis view: az's win chance per player and its three most visited moves for the
 // position on screen (a live game or a replay), asked of the server, which searches only what this page
 // may see (its seat's information, or public information without one). Off by default; the toggle is
 // kept by this browser (localStorage). app.js calls analysis.render() after it shows a new position.
