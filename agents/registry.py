@@ -175,13 +175,12 @@ def _options(spec: str, text: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return {**options, **kwargs}
 
 
-def _make_plugin(spec: str, seed: int | None, kwargs: dict[str, Any]) -> Agent | None:
-    """A class spec or an installed agent; ``None`` when ``spec`` is neither."""
+def plugin_class(spec: str) -> type | None:
+    """The class of a class spec or of an installed agent, imported and checked; ``None`` for a built-in
+    spec (which this package's version and commit name: a run's provenance records only the others)."""
     if is_class_spec(spec):
-        _, _, rest = spec.strip().partition(":")
-        _, _, text = rest.partition(",")
-        return construct(load_class(spec), spec.strip(), seed, _options(spec, text, kwargs))
-    name, rest = parse_spec(spec)
+        return load_class(spec)
+    name, _ = parse_spec(spec)
     ep = _entry_points().get(name)
     if ep is None:
         return None
@@ -192,6 +191,19 @@ def _make_plugin(spec: str, seed: int | None, kwargs: dict[str, Any]) -> Agent |
             f"installed agent {name!r} ({ep.value}, package {_dist_name(ep)}) failed to load: {exc}"
         ) from exc
     check_agent_class(cls, name)
+    return cls
+
+
+def _make_plugin(spec: str, seed: int | None, kwargs: dict[str, Any]) -> Agent | None:
+    """A class spec or an installed agent; ``None`` when ``spec`` is neither."""
+    cls = plugin_class(spec)
+    if cls is None:
+        return None
+    if is_class_spec(spec):
+        _, _, rest = spec.strip().partition(":")
+        _, _, text = rest.partition(",")
+        return construct(cls, spec.strip(), seed, _options(spec, text, kwargs))
+    name, rest = parse_spec(spec)
     return construct(cls, name, seed, _options(spec, rest, kwargs))
 
 
@@ -345,4 +357,5 @@ __all__ = [
     "load_class",
     "make",
     "parse_spec",
+    "plugin_class",
 ]

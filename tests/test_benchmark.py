@@ -439,6 +439,28 @@ def test_a_card_names_the_code_it_played(small_protocol: dict, own_bots: Path, t
     assert f"commit {made['commit']}" in text
 
 
+def test_an_installed_agents_code_is_named_by_its_distribution_and_its_module_files_sha256() -> None:
+    """An editable install keeps its version while its code is edited: the module file's sha256 tells."""
+    import sys
+
+    import numpy as np
+
+    from training.common.provenance import agent_code
+    from training.matches.card_page import _code
+
+    cls = np.random.Generator  # any class of an installed distribution
+    file = sys.modules[cls.__module__].__file__
+    code = agent_code(cls)
+    assert code == {
+        "module": cls.__module__,
+        "file": file,
+        "sha256": sha(file),
+        "distribution": "numpy",
+        "version": np.__version__,
+    }
+    assert sha(file) in _code(code) and f"`numpy` {np.__version__}" in _code(code)
+
+
 def sha(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

@@ -218,3 +218,62 @@ def test_a_card_played_one_game_at_a_time_keeps_one_manifest_for_its_networks(tm
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert set(manifest["networks"]["az:sims=2"]) >= {"az_2p_v5", "az_3_4p_v2"}
     assert [c["config"] for c in card["configs"]] == ["3p base"]
+
+
+def test_a_resume_after_an_own_agents_code_changed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifests named an own agent by its spec only: its module edited between two pieces resumed into
+    the old code's games. Each command now records the module file's sha256 and refuses, naming the agent;
+    the same code resumes."""
+    from tests.helpers.agent_package import write_agent_package
+    from training.common.cli import CliError
+    from training.matches.card import make_card
+    from training.matches.evaluate import evaluate
+    from training.matches.protocol import PROTOCOL_2
+    from training.matches.tournament import run_tournament
+
+    source = """
+        import numpy as np
+        from agents.base import Agent
+
+        class First(Agent):
+            players = (2,)
+
+            def act(self, observation, action_mask, state=None):
+                return int(np.flatnonzero(action_mask)[0])
+    """
+    root = write_agent_package(tmp_path / "code", "resume_bots", source)
+    monkeypatch.syspath_prepend(str(root))
+    spec = "resume_bots.bots:First"
+    cheap = {**PROTOCOL_2, "references": ["random", "greedy"], "games": {"quick": 2, "full": 2}}
+    runs = {
+        "evaluate": lambda resume: evaluate(spec, ["random"], 2, [2], out=tmp_path / "e", resume=resume),
+        "tournament": lambda resume: run_tournament(
+            [spec, "random"], 2, 2, 1, out=tmp_path / "t", seed=1, progress=False, echo=None, resume=resume
+        ),
+        "benchmark": lambda resume: make_card(
+            spec,
+            quick=True,
+            echo=None,
+            progress=tmp_path / "c",
+            only=[(2, ())],
+            resume=resume,
+            protocol=cheap,
+        ),
+    }
+    for run in runs.values():
+        run(False)
+        run(True)  # the same code: resumes
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert manifest["code"][spec]["module"] == "resume_bots.bots"
+    saved = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "code" not in p.parts}
+    bots = root / "resume_bots" / "bots.py"
+    bots.write_text(bots.read_text() + "\n# tuned\n")  # edited, still loads
+    for command, run in runs.items():
+        with pytest.raises(
+            CliError, match=f"agent {spec} of module file's sha256 .* its code changed"
+        ) as refused:
+            run(True)
+        assert "\n" not in str(refused.value), command
+    assert {p: p.read_bytes() for p in saved} == saved

@@ -144,6 +144,8 @@ def open_run(folder: Path, manifest: dict[str, Any], resume: bool) -> None:
     for key in [*manifest, *(k for k in old if k not in manifest)]:
         if key == "networks" and old.get(key) != manifest.get(key):
             raise CliError(f"--resume: {str(folder)!r} {changed_networks(old.get(key), manifest.get(key))}")
+        if key == "code" and old.get(key) != manifest.get(key):
+            raise CliError(f"--resume: {str(folder)!r} {changed_code(old.get(key), manifest.get(key))}")
         if old.get(key) != manifest.get(key):
             raise CliError(
                 f"--resume: {str(folder)!r} was started with {key} {old.get(key)!r}, "
@@ -174,6 +176,25 @@ def changed_networks(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
                     f"so its games are not this run's{ADVICE}"
                 )
     return f"was played with other networks{ADVICE}"
+
+
+def changed_code(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """What differs between two manifests' ``code`` (:func:`~training.common.provenance.agent_codes`), in
+    words: the first agent whose module file or distribution version changed."""
+    old, new = old or {}, new or {}
+    for spec in [*new, *(s for s in old if s not in new)]:
+        before, now = old.get(spec) or {}, new.get(spec) or {}
+        for key in ("version", "sha256", "file"):
+            if before.get(key) != now.get(key):
+                what = {"version": "version", "sha256": "module file's sha256", "file": "module file"}[key]
+                shown = [
+                    str(v)[:12] if key == "sha256" and v else str(v) for v in (before.get(key), now.get(key))
+                ]
+                return (
+                    f"was played with agent {spec} of {what} {shown[0]}, which is now {shown[1]}: "
+                    f"its code changed, so its games are not this run's{ADVICE}"
+                )
+    return f"was played with other agent code{ADVICE}"
 
 
 class JobLog:

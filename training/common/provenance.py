@@ -146,17 +146,42 @@ OWN_PACKAGES = ("agents", "splendor_env", "training")
 
 
 def agent_code(cls: type) -> dict[str, Any] | str:
-    """Where an agent's class comes from: ``"built in"`` (this package, at the card's commit), an
-    installed distribution and its version, or else its module file and that file's sha256."""
+    """Where an agent's class comes from: ``"built in"`` (this package, at the card's commit), or its
+    module file and that file's sha256, with the installed distribution and its version when there is
+    one (the sha256 too: an editable install keeps its version while its code is edited)."""
     module = cls.__module__
     top = module.split(".")[0]
     if top in OWN_PACKAGES:
         return "built in"
+    file = getattr(sys.modules.get(module), "__file__", None)
+    code = {"module": module, "file": file, "sha256": None if file is None else file_sha256(file)}
     dists = metadata.packages_distributions().get(top)
     if dists:
-        return {"module": module, "distribution": dists[0], "version": metadata.version(dists[0])}
-    file = getattr(sys.modules.get(module), "__file__", None)
-    return {"module": module, "file": file, "sha256": None if file is None else file_sha256(file)}
+        code.update(distribution=dists[0], version=metadata.version(dists[0]))
+    return code
+
+
+def agent_codes(specs: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``{spec: code}`` (:func:`agent_code`) of the specs among ``specs`` that name a class of their own
+    (``package.module:Class`` or an installed agent); built-in specs are left out."""
+    from agents.registry import plugin_class
+
+    codes = {}
+    for spec in dict.fromkeys(specs):
+        cls = plugin_class(spec)
+        if cls is not None:
+            code = agent_code(cls)
+            if code != "built in":
+                codes[spec] = code
+    return codes
+
+
+def run_provenance(specs: Sequence[str], games: Sequence[tuple[int, Sequence[str]]]) -> dict[str, Any]:
+    """What a run's manifest records of its agents so that a ``--resume`` can tell they are the same:
+    ``networks`` (:func:`network_digests`) and ``code`` (:func:`agent_codes`), each only when not empty
+    (so an older folder of built-in, network-free agents still resumes)."""
+    found = {"networks": network_digests(specs, games), "code": agent_codes(specs)}
+    return {key: value for key, value in found.items() if value}
 
 
 def agent_provenance(
@@ -173,11 +198,14 @@ def agent_provenance(
 
 __all__ = [
     "agent_code",
+    "agent_codes",
     "agent_networks",
     "agent_provenance",
     "commit_state",
     "cpu_seconds",
     "file_sha256",
+    "network_digests",
     "network_file",
+    "run_provenance",
     "where_made",
 ]

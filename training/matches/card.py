@@ -24,7 +24,7 @@ from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import config_folder, config_label, plays
 from training.common.progress import MANIFEST, claim_folder, open_run, piece, read_pieces
-from training.common.provenance import agent_networks, agent_provenance, network_digests, where_made
+from training.common.provenance import agent_networks, agent_provenance, run_provenance, where_made
 from training.matches.card_page import card_figure, card_markdown, elo_text, write_card
 from training.matches.elo_fit import fit_rating, p_first
 from training.matches.evaluate import CANDIDATE, PROGRESS, candidate_spec, evaluate, sit_outs
@@ -294,9 +294,7 @@ def make_card(
         }
         # every game the card may play, not only those asked for now: a card played one game at a time
         # into one folder keeps one manifest (the references' networks are in each game's own folder)
-        networks = network_digests([spec], card_configs(spec, protocol)[0])
-        if networks:
-            manifest["networks"] = networks
+        manifest.update(run_provenance([spec], card_configs(spec, protocol)[0]))
         open_run(progress, manifest, resume)
     out: list[dict[str, Any]] = []
     before = saved_games(progress)

@@ -49,9 +49,10 @@ def _network(net: dict[str, Any]) -> str:
 def _code(code: Any) -> str:
     if code == "built in":
         return "built into splendor-env (the version and commit above)"
-    if "distribution" in code:
-        return f"`{code['module']}` from the distribution `{code['distribution']}` {code['version']}"
     digest = f"sha256 `{code['sha256']}`" if code.get("sha256") else "no file found"
+    if "distribution" in code:  # (older cards named the distribution only)
+        shown = f", module file {digest}" if code.get("sha256") else ""
+        return f"`{code['module']}` from the distribution `{code['distribution']}` {code['version']}{shown}"
     return f"`{code['module']}`, module file `{code['file']}` ({digest})"
 
 

@@ -24,7 +24,7 @@ from training.common.cli import CliError
 from training.common.games import check_plays, config_label, plays
 from training.common.jobs import job_seed, map_jobs
 from training.common.progress import JobLog, claim_folder, needs_keys, open_run, save_text
-from training.common.provenance import network_digests
+from training.common.provenance import run_provenance
 from training.matches.match import MatchResult, play_match, seated_agent
 
 CHUNK_GAMES = 100  # games per job: the unit of seeding and of work sent to a worker
@@ -174,9 +174,7 @@ def evaluate(
             manifest["chunk_games"] = chunk_games
         if left_out:
             manifest["left_out"] = {str(k): why for k, why in sorted(left_out.items())}
-        networks = network_digests([candidate, *opponents], [(n, modules) for n in player_list(players)])
-        if networks:  # (left out without one, so older folders of network-free agents still resume)
-            manifest["networks"] = networks
+        manifest.update(run_provenance([candidate, *opponents], [(n, modules) for n in player_list(players)]))
         parts = play_saved(jobs, workers, backend, address, Path(out), manifest, resume, on_chunk)
     results = []
     for n in player_list(players):

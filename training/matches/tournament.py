@@ -29,7 +29,7 @@ from training.common.cli import CliError, check_game_args
 from training.common.games import config_folder, config_label, plays
 from training.common.jobs import check_backend, chunks, job_seed, map_jobs
 from training.common.progress import JobLog, as_json, claim_folder, needs_keys, open_run, save_text
-from training.common.provenance import network_digests
+from training.common.provenance import run_provenance
 from training.matches.match import seated_agent
 from training.matches.report import format_tables, summarise, write_outputs
 
@@ -292,9 +292,7 @@ def run_tournament(
             "all_seatings": all_seatings,
             "max_turns": max_turns,
         }
-        networks = network_digests(specs, [(n, modules) for n in counts])
-        if networks:  # (left out without one, so older folders of network-free agents still resume)
-            manifest["networks"] = networks
+        manifest.update(run_provenance(specs, [(n, modules) for n in counts]))
         open_run(Path(out), manifest, resume)
     summaries = []
     for config in configs:
