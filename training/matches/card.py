@@ -172,15 +172,17 @@ def rate_in_config(
 
 def card_plan(
     spec: str, protocol: dict[str, Any] | None = None, only: list[tuple[int, tuple[str, ...]]] | None = None
-) -> tuple[list[tuple[int, tuple[str, ...]]], dict[str, str]]:
-    """The games ``spec``'s card plays and why it skips the others; refuses (:class:`CliError`) a
-    checkpoint that does not load and an agent that plays none of them, before anything is written."""
+) -> tuple[list[tuple[int, tuple[str, ...]]], dict[str, str], list[tuple[int, tuple[str, ...]]]]:
+    """The games ``spec``'s card plays now, why it skips the others, and every game it may play (``only``
+    aside); refuses (:class:`CliError`) a checkpoint that does not load and an agent that plays none of
+    them, before anything is written."""
     protocol = protocol or PROTOCOL
     path = checkpoint_of(spec)
     problem = model_zip_problem(path) if path is not None else None
     if problem:
         raise CliError(f"SPEC: {problem}")
     configs, skipped = card_configs(spec, protocol)
+    playable = list(configs)
     if only is not None:
         wanted = {(n, tuple(sorted(m))) for n, m in only}
         skipped.update(
@@ -189,7 +191,7 @@ def card_plan(
         configs = [(n, m) for n, m in configs if (n, tuple(sorted(m))) in wanted]
     if not configs:
         raise CliError(f"SPEC {spec!r} plays none of the games asked for: " + "; ".join(skipped.values()))
-    return configs, skipped
+    return configs, skipped, playable
 
 
 def saved_games(progress: Path | None) -> int:
@@ -283,7 +285,7 @@ def make_card(
     card's, the game and reference just played).
     """
     protocol = protocol or PROTOCOL
-    configs, skipped = card_plan(spec, protocol, only)
+    configs, skipped, playable = card_plan(spec, protocol, only)
     games = protocol["games"]["quick" if quick else "full"]
     if progress is not None:
         manifest = {
@@ -294,7 +296,7 @@ def make_card(
         }
         # every game the card may play, not only those asked for now: a card played one game at a time
         # into one folder keeps one manifest (the references' networks are in each game's own folder)
-        manifest.update(run_provenance([spec], card_configs(spec, protocol)[0]))
+        manifest.update(run_provenance([spec], playable))
         open_run(progress, manifest, resume)
     out: list[dict[str, Any]] = []
     before = saved_games(progress)
