@@ -421,6 +421,22 @@ def test_a_refused_run_leaves_the_card_s_folder_to_resume(
     assert card["cost"]["games"] == 16
 
 
+def test_a_card_is_written_under_the_protocol_it_is_given(tmp_path: Path) -> None:
+    """``run_benchmark(protocol=...)`` plays and labels that protocol, its anchors included, not the default."""
+    from training.matches.protocol import PROTOCOL_2
+
+    cheap = {**PROTOCOL_2, "references": ["random", "greedy"], "games": {"quick": 2, "full": 2}}
+    card = bm.run_benchmark(
+        "greedy", tmp_path / "c", quick=True, echo=lambda _: None, only=[(2, ())], protocol=cheap
+    )
+    assert card["protocol"]["version"] == 2 != bm.PROTOCOL["version"]
+    rows = card["configs"][0]["results"]
+    assert [r["anchor_elo"] for r in rows] == [
+        PROTOCOL_2["anchors"]["2p base"][r] for r in ("random", "greedy")
+    ]
+    assert json.loads((tmp_path / "c" / "card.json").read_text())["protocol"]["version"] == 2
+
+
 def test_a_card_names_the_code_it_played(small_protocol: dict, own_bots: Path, tmp_path: Path) -> None:
     """An own agent's module file (not installed: no distribution) by its sha256, on the card and its page."""
     card = bm.run_benchmark("cardbots.bots:Plays", tmp_path / "card", quick=True, echo=lambda _: None)

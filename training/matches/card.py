@@ -362,17 +362,19 @@ def run_benchmark(
     force: bool = False,
     only: list[tuple[int, tuple[str, ...]]] | None = None,
     progress_bar: bool = False,
+    protocol: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`make_card`, then :func:`write_card`: what ``python -m training.benchmark`` does.
 
     The games are saved in ``out/games/`` as they finish; ``resume`` plays only what is missing there,
     ``force`` empties a card's folder first (:func:`~training.common.progress.claim_folder`, after
     the agent is checked); without either, a folder that holds games is refused. ``only``: the games
-    to play, of those the agent plays (``--players``, ``--modules``).
+    to play, of those the agent plays (``--players``, ``--modules``). ``protocol``: :data:`PROTOCOL`
+    unless given (one of :data:`~training.matches.protocol.PROTOCOLS`).
     """
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {str(out)!r} exists and is not a directory")
-    card_plan(spec, only=only)  # the agent checked before the folder is touched
+    card_plan(spec, protocol, only)  # the agent checked before the folder is touched
     claim_folder(out, resume, force, run=out / "games")
     card = make_card(
         spec,
@@ -383,6 +385,7 @@ def run_benchmark(
         echo,
         out / "games",
         resume,
+        protocol=protocol,
         only=only,
         progress_bar=progress_bar,
     )
