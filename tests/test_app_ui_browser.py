@@ -5,7 +5,8 @@ clicking; these pin what a person sees and may not be surprised by: a card or a 
 offers its choices and plays nothing until one is chosen (by mouse and by tap), the other
 players' last moves lit and said, words for every phase and every refused pick, a table that
 fills a wide window and never scrolls sideways on a phone (replays drawn by the same table), and
-pieces that read at a glance (strongholds in their owner's colour, Orient cards, white cards).
+pieces that read at a glance (strongholds in their owner's colour, Orient cards whose effect word
+fits inside the card on a phone and a wide window, white cards).
 The same browser rules as the other browser tests: the distribution's Chromium, never a download.
 """
 
@@ -19,7 +20,10 @@ import pytest
 
 import agents
 from agents import runner
+from splendor_env.cards import ALL_CARD_EFFECT, NUM_CARDS
+from splendor_env.picture_layout import EFFECT_TEXT
 from splendor_env.records import write_records
+from training.app.board import card as card_face
 from training.speed.app import (
     GAMES,
     board_move,
@@ -312,3 +316,62 @@ def test_strongholds_orient_cards_and_white_cards_read_at_a_glance(browser: Any,
     assert not re.search(r"\bS\d", page.inner_text(f"#table #slot-{slot}"))  # no grey "S0" pill
     assert not page.script_errors
     closed(page)
+
+
+#: The Orient cards on the table whose words (the card's ``.eff`` line and every part of it) do not fit
+#: inside the card: a box past the card's inner edge, its text past it, or a line wider than its box.
+UNFIT_ORIENT_WORDS = """() => {
+  const unfit = [];
+  for (const card of document.querySelectorAll("#table .orient-card")) {
+    const c = card.getBoundingClientRect();
+    const left = c.left + card.clientLeft, top = c.top + card.clientTop;
+    const inner = { left, top, right: left + card.clientWidth, bottom: top + card.clientHeight };
+    for (const e of card.querySelectorAll(".eff, .eff *")) {
+      const text = document.createRange();
+      text.selectNodeContents(e);
+      const said = card.id + " '" + e.textContent + "'";
+      for (const [what, r] of [["box", e.getBoundingClientRect()], ["text", text.getBoundingClientRect()]]) {
+        if (r.left < inner.left - 0.5 || r.right > inner.right + 0.5 || r.top < inner.top - 0.5 ||
+            r.bottom > inner.bottom + 0.5) unfit.push(said + ": its " + what + " leaves the card");
+      }
+      if (e.scrollWidth > e.clientWidth) unfit.push(said + ": wider than its box");
+    }
+  }
+  return unfit;
+}"""
+
+
+def test_every_orient_effect_word_fits_inside_its_card_on_a_phone_and_a_wide_window(
+    browser: Any, url: str
+) -> None:
+    # one Orient card of every effect (the six fill the Orient market) and one with none, as the server draws them
+    first: dict[int, int] = {}
+    for c in range(NUM_CARDS, len(ALL_CARD_EFFECT)):
+        first.setdefault(int(ALL_CARD_EFFECT[c]), c)
+    faces = [card_face(c) for _, c in sorted(first.items(), key=lambda ec: (ec[0] == 0, ec[0]))]
+    assert {f["effect_text"] for f in faces} == {None, *EFFECT_TEXT.values()}
+    seats, modules, seed, _ = GAMES["4p"]
+    for size in ((390, 844), (1280, 800)):
+        page = open_page(browser, url, size)
+        start(page, seats, modules=modules, seed=seed)
+        my_turn(page)
+        # the cards dealt: the Orient market, two cards a level
+        assert page.locator("#table .orient-card .eff").count() >= 6
+        assert page.evaluate(UNFIT_ORIENT_WORDS) == [], size
+        # every effect word, in the Orient market and in a hand of reserved cards (drawn smaller)
+        page.evaluate(
+            """faces => { const v = JSON.parse(JSON.stringify(window.app.view));
+            v.board.slots.filter((s) => s.orient).forEach((s, i) => { s.card = faces[i % faces.length]; });
+            v.board.players.forEach((p, s) => {
+              p.reserved = faces.slice(s * 2 % faces.length).concat(faces).slice(0, 3).map((card) => ({ card, blind: false }));
+            });
+            renderGame(v); }""",
+            faces,
+        )
+        shown = page.locator("#table .orient-card .eff").all_inner_texts()
+        assert all(any(f["effect_text"] in t for t in shown) for f in faces if f["effect_text"]), shown
+        assert page.evaluate(UNFIT_ORIENT_WORDS) == [], size
+        assert not sideways(page) and not page.script_errors
+        if size[0] == 1280:
+            assert width_of(page, "#table") / 1280 >= 0.7
+        closed(page)

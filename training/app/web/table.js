@@ -36,7 +36,12 @@ function cardEl(card, id) {
   band.appendChild(el("span", "", card.points ? String(card.points) : ""));
   band.appendChild(el("span", "", (card.orient ? "O" : "L") + card.level));
   c.appendChild(band);
-  if (card.orient) c.appendChild(el("div", "eff", "Orient" + (card.effect_text ? " · " + card.effect_text : "")));
+  if (card.orient) {  // "Orient", then its effect on a line of its own (app.css sizes it to the card)
+    const eff = el("div", "eff");
+    eff.appendChild(el("span", "orient-word", "Orient"));
+    if (card.effect_text) eff.appendChild(el("span", "effect", card.effect_text));
+    c.appendChild(eff);
+  }
   const cost = pips(card.cost, GEMS);
   cost.className = "cost";
   c.appendChild(cost);
