@@ -277,3 +277,24 @@ def test_a_resume_after_an_own_agents_code_changed_is_refused(
             run(True)
         assert "\n" not in str(refused.value), command
     assert {p: p.read_bytes() for p in saved} == saved
+
+
+def test_a_piece_that_finished_having_played_no_game_is_not_recorded(tmp_path: Path) -> None:
+    """A resume of a finished card (one game at a time: one per game and session) listed empty pieces."""
+    from training.common.progress import piece, read_pieces
+
+    with piece(tmp_path, command="benchmark") as entry:
+        entry["games"] = 3
+    with piece(tmp_path, command="benchmark") as entry:
+        entry["games"] = 0
+    with pytest.raises(KeyboardInterrupt), piece(tmp_path, command="benchmark") as entry:
+        entry["games"] = 0
+        raise KeyboardInterrupt  # stopped: its cost counts, whatever it played
+    with piece(tmp_path, command="anchors"):
+        pass  # a piece that does not count games is recorded
+    pieces = [(p["command"], p.get("games"), p["ended"]) for p in read_pieces(tmp_path)]
+    assert pieces == [
+        ("benchmark", 3, "finished"),
+        ("benchmark", 0, "stopped (KeyboardInterrupt)"),
+        ("anchors", None, "finished"),
+    ]

@@ -372,6 +372,9 @@ def piece(folder: Path | None, **about: Any) -> Iterator[dict[str, Any]]:
     card says so (:func:`read_pieces`) instead of quoting the last piece alone. ``about`` is
     stored with the piece (what it played), and the caller may add to the entry it gets (the games
     it played). ``folder`` ``None``: the entry is filled in but written nowhere (a run not saved).
+    A piece that finished having played no game (a resume of a finished run, to write its tables
+    again) is not written: it added nothing to the result, and a card played one game at a time
+    would list one such piece per game and session. One that stopped is written, whatever it played.
     """
     made = where_made()
     t0, c0 = time.perf_counter(), cpu_seconds()
@@ -392,7 +395,7 @@ def piece(folder: Path | None, **about: Any) -> Iterator[dict[str, Any]]:
                 "ended": "finished" if stopped is None else f"stopped ({stopped.__name__})",
             }
         )
-        if folder is not None:
+        if folder is not None and not (stopped is None and entry.get("games") == 0):
             add_piece(folder, entry)
 
 
