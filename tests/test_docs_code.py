@@ -182,7 +182,7 @@ COMMANDS: list[tuple[str, str, str | None, str]] = [
         "tutorials/tournament.md",
         "python -m training.tournament --agents random greedy lookahead --players 2 --games 20 --seed 0 --out results/tutorial",
         "python -m training.tournament --agents random greedy lookahead --players 2 --games 2 --seed 0 --out results/tutorial",
-        "120 games take a minute",
+        "60 games (3 pairs x 20) take a minute",
     ),
     ("tutorials/rllib.md", "python3 -m venv .venv-rllib", None, "an install: .ci/run makes the same venv"),
     (
