@@ -24,7 +24,8 @@ The rules, each a test below:
   ``min``, ``positions/s``, ``learner steps``, ``games``, ``x2.8`` ...), so a date or a commit only ever says when and where a figure
   was measured; and no unit anywhere in the manual tells an experiment
   (``NARRATIVE``: "we tried", "made az weaker", "its first 40 minutes" ...).
-  Such write-ups belong in the results pages or the development notes.
+  Such write-ups belong in the results pages or the development notes. The
+  README and ``CONTRIBUTING.md`` keep this rule too.
 
 ``python tests/test_docs_manual.py`` prints every page's words.
 """
@@ -172,9 +173,15 @@ def test_each_page_opens_with_a_paragraph_saying_what_it_is_for(name: str) -> No
     assert words(first) >= MIN_OPENING, f"{name}'s opening paragraph is too short: {first!r}"
 
 
-@pytest.mark.parametrize("name", sorted(PAGES))
+#: Pages read outside the site held to the narrative rule too: the README and the maintainers' guide (the
+#: changelog is a record, dated by its headings).
+ALSO_NO_NARRATIVE = ("README.md", "CONTRIBUTING.md")
+
+
+@pytest.mark.parametrize("name", sorted(PAGES) + list(ALSO_NO_NARRATIVE))
 def test_no_dated_narrative_in_the_manual(name: str) -> None:
-    bad = dated_narrative(PAGES[name])
+    text = PAGES[name] if name in PAGES else (ROOT / name).read_text(encoding="utf-8")
+    bad = dated_narrative(text)
     assert not bad, f"{name}: a date or commit without a figure, or an experiment told:\n" + "\n".join(bad)
 
 
