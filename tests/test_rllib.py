@@ -173,6 +173,35 @@ def test_resume_continues_the_checkpoint_up_to_the_iterations(ray_local: None, t
     assert summary["iterations"] == 2 and summary["eval"] == []
 
 
+@pytest.mark.slow
+def test_a_run_stopped_after_a_checkpoint_names_its_folder_and_the_command_that_goes_on(
+    ray_local: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from training.common.cli import run_cli
+    from training.rllib import loop
+    from training.rllib_ppo import main
+
+    real = loop._save
+
+    def save_then_stop(*args: object) -> None:  # Ctrl-C right after the first checkpoint
+        real(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop, "_save", save_then_stop)
+    sets = [x for value in [*TINY, "eval.games=0", f"output_dir={tmp_path}"] for x in ("--set", value)]
+    argv = ["--config", str(ROOT / "configs/rllib_ppo_2p.yaml"), *sets]
+    assert run_cli(main, argv, prog="python -m training.rllib_ppo") == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"python -m training.rllib_ppo: stopped (Ctrl-C); what was finished is saved in {tmp_path}: "
+        f"go on with python -m training.rllib_ppo {' '.join(argv)} --resume"
+    )
+    monkeypatch.undo()
+    assert (
+        run_cli(main, [*argv, "--set", "iterations=2", "--resume"], prog="python -m training.rllib_ppo") == 0
+    )
+    assert json.loads((tmp_path / "summary.json").read_text())["iterations"] == 2
+
+
 # The tutorial's blocks use the ```py fence, which tests/test_docs_code.py (```python only) leaves to this
 # file: they need Ray RLlib. The budget shortens the run as that file's BUDGETS do.
 TUTORIAL = ROOT / "docs/tutorials/rllib.md"

@@ -371,6 +371,21 @@ def test_a_stopped_command_says_in_one_line_what_was_saved_and_how_to_go_on(
         "go on with python -m training.evaluate x --out run --resume"
     )
 
+    def stopped_after_a_checkpoint(argv: list[str] | None) -> None:  # PPO: --resume takes the checkpoint
+        note_saving(tmp_path / "run", resume_flag="--resume run/checkpoints/latest.zip")
+        raise KeyboardInterrupt
+
+    for earlier in (["--resume", "old.zip"], ["--resume=old.zip"], []):
+        argv = ["--config", "c.yaml", *earlier, "--no-progress"]
+        assert run_cli(stopped_after_a_checkpoint, argv, prog="python -m training.train") == 130
+        assert (
+            capsys.readouterr()
+            .err.strip()
+            .endswith(
+                "go on with python -m training.train --config c.yaml --no-progress --resume run/checkpoints/latest.zip"
+            )
+        ), earlier
+
     def stopped_before_saving(argv: list[str] | None) -> None:
         raise SystemExit(143)
 

@@ -37,7 +37,8 @@ RESUME_FLAG: list[str] = ["--resume"]
 def note_saving(folder: str | os.PathLike[str], resume_flag: str | None = None) -> None:
     """Say that this command saves its finished work in ``folder``, so a stop names it and the command
     that goes on (the first folder noted is the one named; ``resume_flag``: the flag that goes on,
-    ``""`` for a command that always goes on where it stopped)."""
+    ``""`` for a command that always goes on where it stopped, ``"--resume PATH"`` for one that takes
+    the checkpoint to go on from)."""
     if resume_flag is not None:
         RESUME_FLAG[0] = resume_flag
     if str(folder) not in SAVING:
@@ -48,9 +49,14 @@ def stop_line(prog: str, args: list[str], why: str) -> str:
     """One line for a stopped command: what was saved and the command that goes on (``--resume``)."""
     if not SAVING:
         return f"{prog}: stopped ({why})"
-    flag = RESUME_FLAG[0]
+    flag, _, value = RESUME_FLAG[0].partition(" ")
     again = [a for a in args if a != "--force"]
-    again = again if not flag or flag in again else [*again, flag]
+    if value:  # the flag takes the checkpoint: the one given before (if any) makes way for it
+        given = [i for i, a in enumerate(again) if a == flag]
+        again = [a for i, a in enumerate(again) if i not in given and i - 1 not in given]
+        again = [a for a in again if not a.startswith(flag + "=")] + [flag, value]
+    elif flag and flag not in again:
+        again = [*again, flag]
     command = " ".join([prog if prog.startswith("python") else f"python -m {prog}", *again])
     return f"{prog}: stopped ({why}); what was finished is saved in {SAVING[0]}: go on with {command}"
 

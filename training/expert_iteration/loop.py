@@ -24,7 +24,7 @@ import torch
 
 from agents.nets.checkpoint import model_bytes
 from training.common.budgets import WallBudget, describe_progress
-from training.common.cli import CliError
+from training.common.cli import CliError, note_saving
 from training.common.commit import JOURNAL, commit_files, drop_commit, finish_commit
 from training.common.config import ConfigError
 from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
@@ -109,6 +109,7 @@ class Run:
             (self.out / "metrics.json", lambda p: p.write_text(json.dumps(self.metrics, indent=1) + "\n")),
         ]
         commit_files(self.ckpt / JOURNAL, writes)
+        note_saving(self.out)  # a stop from here on names the folder and --resume
 
     def load_state(self) -> None:
         """The last whole checkpoint's state (a commit a kill interrupted is carried out first)."""

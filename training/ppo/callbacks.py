@@ -18,6 +18,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from training.common.budgets import WallBudget, describe_progress
+from training.common.cli import note_saving
 from training.common.commit import JOURNAL, commit_files
 from training.matches.match import MatchResult
 from training.ppo.config import TrainConfig
@@ -163,3 +164,5 @@ class SelfPlayCallback(BaseCallback):
                 (ckpt / f"{stem}.json", lambda p: p.write_text(text)),
             ]
         commit_files(ckpt / JOURNAL, writes)
+        if also_latest:  # a stop from here on names the checkpoint that goes on
+            note_saving(self.out, resume_flag=f"--resume {ckpt / 'latest.zip'}")

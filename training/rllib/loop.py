@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.players.rllib import GAME_FILE, SHARED_POLICY, RLlibAgent
-from training.common.cli import CliError
+from training.common.cli import CliError, note_saving
 from training.common.ray_cluster import connect_ray
 from training.matches.match import play_match, seated_agent
 from training.rllib.config import RLlibConfig
@@ -207,3 +207,4 @@ def train(
 def _save(algo: Any, ckpt: Path, out: Path, done: dict[str, Any]) -> None:
     algo.save_to_path(str(ckpt.resolve()))
     (out / PROGRESS).write_text(json.dumps(done) + "\n")
+    note_saving(out)  # a stop from here on names the folder and --resume
