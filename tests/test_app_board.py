@@ -8,18 +8,23 @@ browser (the browser tests then click them).
 
 from __future__ import annotations
 
+import csv
 from collections import Counter
+from importlib import resources
 from typing import Any
 
 import numpy as np
 import pytest
 
+from splendor_env import rules
 from splendor_env.actions import block_of
+from splendor_env.cards import COLOURS, NUM_CARDS
 from splendor_env.env import raw_env
 from splendor_env.layout import ACTION_BLOCKS, PHASE_NAMES, first_id
 from splendor_env.picture_layout import PHASE_TEXT
 from splendor_env.records import seat_of
-from training.app.board import board, last_moves, said, spends, target
+from tests.helpers import Position, base_cards
+from training.app.board import board, card, last_moves, said, spends, target
 
 MODULES = ("cities", "trading_posts", "orient", "strongholds")
 
@@ -156,3 +161,44 @@ def test_a_move_is_said_as_at_the_table_and_a_turn_gathers_its_moves() -> None:
         "marks": ["bank-white", "bank-blue", "bank-green"],
     }
     assert second is not None and second["move"] == 3 and second["words"][1] == "returned 1 red"
+
+
+def test_a_sacrifice_card_names_the_cards_it_takes_and_each_seat_the_cards_it_could_give() -> None:
+    """A sacrifice card has no token cost: its face names the cards it takes instead (as the data
+    says), and each seat the cards it holds per colour as the engine counts them for a sacrifice."""
+    with resources.files("splendor_env.data").joinpath("orient_cards.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for i, row in enumerate(rows):
+        face = card(NUM_CARDS + i)
+        assert face is not None
+        if row["effect"] == "sacrifice":
+            want = {"colour": row["sacrifice_color"], "count": int(row["sacrifice_count"])}
+            assert face["sacrifice"] == want and face["cost"] == [0] * 5, (i, face)
+        else:
+            assert face["sacrifice"] is None, (i, face)
+    assert all(card(c)["sacrifice"] is None for c in range(NUM_CARDS))  # type: ignore[index]
+    # Seat 0 holds a red card with a pair card on it and a black double-bonus card: two red cards to
+    # sacrifice, one black (its bonuses say 2), so it may buy the red-taking card and not the black-taking one.
+    red = base_cards(COLOURS.index("red"))[0]
+    sac_red, sac_black, pair, double_black = 115, 119, 95, 100
+    state = (
+        Position(2, modules=("orient",))
+        .nobles()
+        .give(0, red, double_black)
+        .pair(0, pair, red)
+        .slot(16, sac_red)
+        .slot(17, sac_black)
+        .build()
+    )
+    view = board(state, 0)
+    slots = {s["slot"]: s["card"] for s in view["slots"]}
+    assert slots[16]["sacrifice"] == {"colour": "red", "count": 2}
+    assert slots[17]["sacrifice"] == {"colour": "black", "count": 2}
+    me = view["players"][0]
+    assert me["bonuses"]["red"] == 2 and me["bonuses"]["black"] == 2
+    assert me["cards_held"] == {"white": 0, "blue": 0, "green": 0, "red": 2, "black": 1}
+    assert view["players"][1]["cards_held"] == dict.fromkeys(COLOURS, 0)
+    buy = first_id("buy_orient_market")
+    assert rules.illegal_reason(state, buy + 4) == rules.OK
+    assert rules.illegal_reason(state, buy + 5) == rules.R_CANNOT_SACRIFICE
+    assert "cards_held" not in board(Position(2).build(), 0)["players"][0]  # no Orient, no sacrifice

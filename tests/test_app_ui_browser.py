@@ -6,7 +6,8 @@ offers its choices and plays nothing until one is chosen (by mouse and by tap), 
 players' last moves lit and said, words for every phase and every refused pick, a table that
 fills a wide window and never scrolls sideways on a phone (replays drawn by the same table), and
 pieces that read at a glance (strongholds in their owner's colour, Orient cards whose effect word
-fits inside the card on a phone and a wide window, white cards).
+fits inside the card on a phone and a wide window, a sacrifice card's cost: the cards it takes, white
+cards).
 The same browser rules as the other browser tests: the distribution's Chromium, never a download.
 """
 
@@ -374,4 +375,65 @@ def test_every_orient_effect_word_fits_inside_its_card_on_a_phone_and_a_wide_win
         assert not sideways(page) and not page.script_errors
         if size[0] == 1280:
             assert width_of(page, "#table") / 1280 >= 0.7
+        closed(page)
+
+
+#: A sacrifice card's cost area as the page draws it: per card, the pip's text, colour, font size (px),
+#: and whether the pip lies inside the card with its text inside the pip.
+SACRIFICE_COSTS = """() => [...document.querySelectorAll("#table .card")].filter((c) => c.querySelector(".cost .sac")).map((card) => {
+  const pip = card.querySelector(".cost .sac"), c = card.getBoundingClientRect(), r = pip.getBoundingClientRect();
+  const left = c.left + card.clientLeft, top = c.top + card.clientTop;
+  const inside = r.left >= left - 0.5 && r.right <= left + card.clientWidth + 0.5 && r.top >= top - 0.5 &&
+    r.bottom <= top + card.clientHeight + 0.5 && pip.scrollWidth <= pip.clientWidth;
+  return { id: card.id, text: pip.textContent, colour: GEMS.find((g) => pip.classList.contains(g)) || null,
+    font: parseFloat(getComputedStyle(pip).fontSize), inside, title: card.title };
+})"""
+
+
+def test_a_sacrifice_card_shows_the_cards_it_takes_and_its_choices_say_what_buying_it_sacrifices(
+    browser: Any, url: str
+) -> None:
+    # A sacrifice card has no token cost: its cost area shows the cards it takes ("-2" on a card of the
+    # colour), readable inside the card on a phone and a wide window; its menu says what buying it takes.
+    seats, modules, seed, _ = GAMES["4p"]  # the deal puts a sacrifice card in the Orient level-3 row
+    for size in ((390, 844), (1280, 800)):
+        page = open_page(browser, url, size)
+        start(page, seats, modules=modules, seed=seed)
+        my_turn(page)
+        view = page.evaluate("window.app.view")
+        slot = next(s for s in view["board"]["slots"] if s["card"] and s["card"]["effect"] == "sacrifice")
+        sac = slot["card"]["sacrifice"]
+        assert sac and sac["count"] == 2, slot  # the server names what the card takes
+        element = f"slot-{slot['slot']}"
+        drawn = {d["id"]: d for d in page.evaluate(SACRIFICE_COSTS)}
+        assert element in drawn, f"{size}: the sacrifice card's cost area is empty"
+        shown = drawn[element]
+        assert shown["text"] == f"\u2212{sac['count']}" and shown["colour"] == sac["colour"], shown
+        assert shown["inside"] and shown["font"] >= 11, (size, shown)
+        assert f"sacrificing {sac['count']} of your {sac['colour']} cards" in shown["title"]
+        assert page.evaluate(UNFIT_ORIENT_WORDS) == [], size
+        # its choices: not buyable yet (no card of that colour), and why
+        held = view["board"]["players"][view["shown_seat"]]["cards_held"][sac["colour"]]
+        page.click(f"#table #{element}")
+        page.wait_for_selector("#menu .choices")
+        note = page.inner_text("#menu .sacrifice-note")
+        assert f"cannot buy it now: it takes {sac['count']} {sac['colour']} cards and you hold {held}" in note
+        assert "cannot pay" not in page.inner_text("#menu"), note
+        page.click("#menu .cancel")
+        # the seat holding three cards of that colour, the purchase offered: the menu says what it sacrifices
+        buy = {"id": 0, "text": "buy it", "target": element, "verb": "buy", "spends": {}}
+        page.evaluate(
+            """([buy, colour]) => { const v = JSON.parse(JSON.stringify(window.app.view));
+            v.board.players[v.shown_seat].cards_held[colour] = 3;
+            v.legal = v.legal.concat([buy]); renderGame(v); }""",
+            [buy, sac["colour"]],
+        )
+        page.click(f"#table #{element}")
+        page.wait_for_selector("#menu .choices")
+        note = page.inner_text("#menu .sacrifice-note")
+        assert f"sacrifices {sac['count']} of your 3 {sac['colour']} cards: you choose which" in note, note
+        label = page.locator("#menu [data-action='0']")
+        assert "sacrifice" in label.inner_text() and "free" not in label.inner_text()
+        assert label.locator(f".pip.sac.{sac['colour']}").inner_text() == f"\u2212{sac['count']}"
+        assert not sideways(page) and not page.script_errors
         closed(page)

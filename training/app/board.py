@@ -22,6 +22,8 @@ from splendor_env.cards import (
     ALL_CARD_EFFECT,
     ALL_CARD_LEVEL,
     ALL_CARD_POINTS,
+    ALL_CARD_SAC_COLOUR,
+    ALL_CARD_SAC_COUNT,
     CITY_PRESTIGE,
     CITY_REQ,
     CITY_SAME,
@@ -35,9 +37,11 @@ from splendor_env.cards import (
     TRADING_POSTS,
 )
 from splendor_env.layout import ALL_SLOTS
+from splendor_env.modules.orient import cards_held
 from splendor_env.picture_layout import EFFECT_TEXT, PHASE_TEXT, SEAT
 from splendor_env.rules import apply_action
 from splendor_env.snapshot import to_dict
+from splendor_env.state import player_offset
 
 #: Each seat's colour on the table (the picture's, :data:`splendor_env.picture_layout.SEAT`), as CSS.
 SEAT_COLOURS = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in SEAT]
@@ -45,10 +49,15 @@ SEAT_COLOURS = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in SEAT]
 
 def card(card_id: int) -> dict[str, Any] | None:
     """A card's face: colour (``None`` for a colourless Orient card), points, cost, level, effect,
-    and whether it is an Orient card (``orient``: the page marks those, wherever they lie)."""
+    and whether it is an Orient card (``orient``: the page marks those, wherever they lie).
+
+    ``sacrifice``: what an Orient sacrifice card is paid with instead of its (empty) cost, the
+    colour and number of your purchased cards it takes (``{"colour": "red", "count": 2}``), read
+    from the engine's card tables; ``None`` for every other card."""
     if card_id < 0:
         return None
     colour = int(ALL_CARD_COLOUR[card_id])
+    sacrifice = int(ALL_CARD_SAC_COUNT[card_id])
     return {
         "id": int(card_id),
         "orient": bool(card_id >= NUM_CARDS),
@@ -58,13 +67,22 @@ def card(card_id: int) -> dict[str, Any] | None:
         "level": int(ALL_CARD_LEVEL[card_id]) + 1,
         "effect": EFFECTS[int(ALL_CARD_EFFECT[card_id])] if ALL_CARD_EFFECT[card_id] else None,
         "effect_text": EFFECT_TEXT.get(EFFECTS[int(ALL_CARD_EFFECT[card_id])]),
+        "sacrifice": {"colour": COLOURS[int(ALL_CARD_SAC_COLOUR[card_id])], "count": sacrifice}
+        if sacrifice
+        else None,
     }
 
 
 def board(state: np.ndarray, seat: int | None) -> dict[str, Any]:
-    """The position as ``seat`` sees it (``None``: a spectator), for the page to lay out."""
+    """The position as ``seat`` sees it (``None``: a spectator), for the page to lay out.
+
+    In an Orient game each player also has ``cards_held``: their purchased cards per colour as a
+    sacrifice counts them (the engine's :func:`splendor_env.modules.orient.cards_held`: a pair card
+    in its host's colour, a double-bonus card once), so the page can say whether a sacrifice card
+    can be paid; bonuses alone cannot tell."""
     d = to_dict(state)
     n = int(d["num_players"])
+    orient = "orient" in d.get("modules", [])
     slots: list[dict[str, Any]] = []
     for level, row in enumerate(d["market"]):
         slots += [{"slot": level * 4 + k, "level": level + 1, "card": card(c)} for k, c in enumerate(row)]
@@ -95,6 +113,9 @@ def board(state: np.ndarray, seat: int | None) -> dict[str, Any]:
                 "stronghold_supply": player.get("stronghold_supply", 0),
             }
         )
+        if orient:
+            held = cards_held(state, p, player_offset(p))
+            players[-1]["cards_held"] = {c: int(k) for c, k in zip(COLOURS, held, strict=True)}
     pending = d.get("pending", {})
     drawn = []
     if d["phase"] == "keep_drawn_card":

@@ -22,9 +22,34 @@ function pips(counts, names) {
 
 function cardWords(card) {
   if (!card) return "a hidden card";
+  const cost = card.sacrifice ? "paid by sacrificing " + sacrificeWords(card.sacrifice) + ", not with tokens" :
+    "cost " + (card.cost.map((n, i) => n ? n + " " + GEMS[i] : "").filter(Boolean).join(", ") || "nothing");
   return (card.orient ? "Orient " : "") + "L" + card.level + " " + (card.colour || "colourless") + " card, " +
-    card.points + " pts" + (card.effect_text ? ", " + card.effect_text : "") + ", cost " +
-    (card.cost.map((n, i) => n ? n + " " + GEMS[i] : "").filter(Boolean).join(", ") || "nothing");
+    card.points + " pts" + (card.effect_text ? ", " + card.effect_text : "") + ", " + cost;
+}
+
+// An Orient sacrifice card is paid with purchased cards, not tokens (the server's card.sacrifice says which).
+function sacrificeWords(sac) { return sac.count + " of your " + sac.colour + " cards"; }
+function sacrificeEl(sac) {  // the cost area's "-2" on a card of that colour, shaped like the players' card bonuses
+  const r = el("span", "pips");
+  const p = el("span", "pip sac " + sac.colour, "\u2212" + sac.count);
+  p.title = "sacrifice " + sacrificeWords(sac);
+  r.appendChild(p);
+  return r;
+}
+
+function sacrificeNote(card, moves, me) {
+  // The choices menu of a sacrifice card: the cards buying it takes, or why it cannot be bought now
+  // (the cards the seat holds per colour as the engine counts them for a sacrifice: me.cards_held).
+  const sac = card.sacrifice;
+  const held = me && me.cards_held ? me.cards_held[sac.colour] : null;
+  if (!moves.some((m) => m.verb.startsWith("buy"))) {
+    return "You cannot buy it now: it takes " + sac.count + " " + sac.colour + " cards" +
+      (held === null ? "" : " and you hold " + held);
+  }
+  if (held === null) return "Buying it sacrifices " + sacrificeWords(sac);
+  if (held <= sac.count) return "Buying it sacrifices your " + held + " " + sac.colour + " cards";
+  return "Buying it sacrifices " + sac.count + " of your " + held + " " + sac.colour + " cards: you choose which";
 }
 
 function cardEl(card, id) {
@@ -42,10 +67,11 @@ function cardEl(card, id) {
     if (card.effect_text) eff.appendChild(el("span", "effect", card.effect_text));
     c.appendChild(eff);
   }
-  const cost = pips(card.cost, GEMS);
+  const cost = card.sacrifice ? sacrificeEl(card.sacrifice) : pips(card.cost, GEMS);
   cost.className = "cost";
   c.appendChild(cost);
   c.title = cardWords(card);
+  c.face = card;  // the choices menu reads it (a sacrifice card's words)
   return c;
 }
 
@@ -372,15 +398,18 @@ function showPick(takes) {
   }
 }
 
-function moveLabel(m) {
-  // A menu entry: the verb, and for a purchase exactly what it pays.
+function moveLabel(m, card) {
+  // A menu entry: the verb, and for a purchase exactly what it pays (a sacrifice card: the cards it takes).
   const b = el("button", "");
   b.dataset.action = String(m.id);
   b.title = m.text;
   let label = m.verb.charAt(0).toUpperCase() + m.verb.slice(1);
   if (m.to) label += " to " + m.to.replace("slot-", "slot ");
   b.appendChild(el("span", "", label));
-  if (m.spends) {
+  if (m.spends && card && card.sacrifice) {
+    b.appendChild(el("span", "", ": sacrifice"));
+    b.appendChild(sacrificeEl(card.sacrifice));
+  } else if (m.spends) {
     const paid = Object.entries(m.spends);
     b.appendChild(el("span", "", paid.length ? ": pay" : ": free"));
     if (paid.length) {
@@ -403,10 +432,16 @@ function choose(moves, element) {
   element.classList.add("choosing");
   app.choosing = app.view ? { game: app.view.game_id, move: app.view.move, id: element.id } : null;
   menu.appendChild(el("div", "what", element.title || element.id));
-  if (element.classList.contains("unaffordable")) menu.appendChild(el("div", "muted", "you cannot pay for it now"));
+  const face = element.face;
+  const me = app.view && app.view.shown_seat !== null ? app.view.board.players[app.view.shown_seat] : null;
+  if (face && face.sacrifice && moves.some((m) => m.verb.startsWith("buy") || m.verb === "reserve")) {
+    menu.appendChild(el("div", "muted sacrifice-note", sacrificeNote(face, moves, me)));
+  } else if (element.classList.contains("unaffordable")) {
+    menu.appendChild(el("div", "muted", "you cannot pay for it now"));
+  }
   const buttons = el("div", "choices");
   for (const m of moves) {
-    const btn = moveLabel(m);
+    const btn = moveLabel(m, face);
     btn.addEventListener("click", () => { closeMenu(); sendMove(m.id); });
     buttons.appendChild(btn);
   }
