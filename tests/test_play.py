@@ -48,7 +48,7 @@ def test_bad_agents_are_refused(argv: list[str], message: str, capsys: pytest.Ca
         ),
         (
             ["random", "random"],
-            "PPO model '{m}' was trained for 2 players, base game; it cannot play 3 players, base game "
+            "PPO model 'ppo_2p' was trained for 2 players, base game; it cannot play 3 players, base game "
             "(player count: trained for 2, game has 3)",
         ),
     ],

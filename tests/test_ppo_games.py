@@ -76,7 +76,7 @@ def test_training_records_the_game_in_the_saved_model(models) -> None:
 def test_a_two_player_policy_is_refused_at_a_three_player_table() -> None:
     agent = PPOAgent(SHIPPED)
     message = (
-        f"PPO model '{SHIPPED}' was trained for 2 players, base game; it cannot play 3 players, base game "
+        "PPO model 'ppo_2p' was trained for 2 players, base game; it cannot play 3 players, base game "
         "(player count: trained for 2, game has 3)"
     )
     with pytest.raises(ValueError, match=f"^{message}$".replace("(", r"\(").replace(")", r"\)")):

@@ -310,7 +310,7 @@ def test_one_round_robin_per_player_count_with_the_agents_that_can_play_it(tmp_p
     two, three = summary["configurations"]
     assert (two["config"], two["agents"], two["skipped"]) == ("2p base", ["random", "greedy", ppo], {})
     assert (three["config"], three["agents"], three["players"]) == ("3p base", ["random", "greedy"], 3)
-    assert three["skipped"][ppo].startswith(f"PPO model '{MODEL}' was trained for 2 players, base game")
+    assert three["skipped"][ppo].startswith("PPO model 'ppo_2p' was trained for 2 players, base game")
     assert two["games"] == 6 and three["games"] == 6  # 3 pairs x 2 games; 2 mixed tables x 3 seatings
     assert f"3p base: {ppo} sits out: PPO model" in "\n".join(lines)
     assert json.loads((out / "summary.json").read_text())["configurations"][1]["skipped"] == three["skipped"]

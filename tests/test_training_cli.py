@@ -86,7 +86,7 @@ CASES = [
     (
         EVAL,
         [str(MODEL), "--players", "2", "3"],
-        f"candidate '{MODEL}' cannot play 3p base: PPO model '{MODEL}' was trained for 2 players, base game",
+        f"candidate '{MODEL}' cannot play 3p base: PPO model 'ppo_2p' was trained for 2 players, base game",
     ),
     (
         EVAL,
@@ -276,7 +276,7 @@ def test_evaluation_reports_each_player_count_and_the_modules(capsys) -> None:
     three = out.split("(3 players, base game,")[1]
     assert (
         "vs random" in three
-        and f"vs ppo:{MODEL}: sits out (PPO model '{MODEL}' was trained for 2 players" in three
+        and f"vs ppo:{MODEL}: sits out (PPO model 'ppo_2p' was trained for 2 players" in three
     )
     assert f"vs ppo:{MODEL} " in out.split("(3 players")[0]  # ...and plays the 2-player games
     with_modules = evaluation.evaluate("random", ["random", f"ppo:{MODEL}"], 2, [2], modules=("cities",))

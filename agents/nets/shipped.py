@@ -37,6 +37,15 @@ def shipped_dir() -> Path:
     return Path(str(files("agents").joinpath(SHIPPED_DIR)))
 
 
+def model_label(path: str | Path) -> str:
+    """A model file as messages and cards name it: a shipped network by its name (``ppo_2p``: the same on
+    every machine, where its path names the checkout it was found in), any other by its path."""
+    p = Path(path)
+    if p.suffix == ".zip" and p.parent.resolve() == shipped_dir().resolve():
+        return p.stem
+    return str(path)
+
+
 @cache
 def _load_all() -> dict[str, dict[str, Any]]:
     models: dict[str, dict[str, Any]] = {}
@@ -144,6 +153,7 @@ def default_model(num_players: int, modules: tuple[str, ...] | list[str] = ()) -
 
 
 __all__ = [
+    "model_label",
     "RETIRED",
     "RETIRED_IN",
     "default_model",

@@ -19,6 +19,7 @@ from agents.nets.checkpoint import describe_game, game_meta, game_mismatch, game
 
 # Checkpoints saved before agents.nets.policy_net existed name these two classes by this module's path.
 from agents.nets.policy_net import CardSlotPolicy, ScaledObs
+from agents.nets.shipped import model_label
 from splendor_env.observation import (
     O_MODULES,
     O_SEATS,
@@ -54,7 +55,7 @@ class PPOAgent(Agent):
                 raise ValueError("PPOAgent needs a model path (or model=)")
             model = load_model(path)
         self.path = None if path is None else str(path)
-        self.label = self.path or "in-memory model"
+        self.label = "in-memory model" if path is None else model_label(path)
         self.game = game_of(model, self.label)
         self.plays_modules = bool(self.game["modules"])  # read by agents.base.check_game
         self.model = model
