@@ -363,6 +363,10 @@ def test_a_resumed_card_costs_the_sum_of_its_pieces_and_lists_them(
     for p in pieces:
         assert f"| {p['start']} | {p['end']} | {p['wall_s']:.0f} | {p['cpu_s']:.0f} | {p['games']} |" in text
     assert "unrecorded_games" not in card["cost"] and "Not counted" not in text
+    # written again from its saved games (another machine, one worker): dated and costed as it was played
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True, workers=3)
+    assert card["cost"]["pieces"] == pieces and card["made"]["date"] == pieces[-1]["end"]
+    assert card["cost"]["workers"] == 1 and "1 worker(s)" in (out / "card.md").read_text()
     # a folder begun before pieces were recorded: its cost says which games it does not count
     (out / "games" / "pieces.jsonl").write_text(
         (out / "games" / "pieces.jsonl").read_text().splitlines()[1] + "\n"

@@ -324,6 +324,15 @@ def make_card(
     unrecorded = sum(r["games"] for c in out for r in c["results"]) - in_pieces
     name, options = candidate_spec(spec, protocol["deterministic"])
     agent = seated_agent(name, CANDIDATE, **options)
+    made = where_made()
+    playing = [p for p in pieces if p.get("games")]
+    if playing and not entry["games"]:  # a card written again from its saved games: completed back then
+        made["date"] = playing[-1]["end"]
+    ran = {(p.get("workers", workers), p.get("backend", backend)) for p in playing} or {(workers, backend)}
+    (workers, backend), *others = sorted(ran, key=str)
+    if others:  # pieces played with different workers: the card names them all
+        workers = " or ".join(str(w) for w in sorted({w for w, _ in ran}, key=str))
+        backend = " or ".join(sorted({b for _, b in ran}))
     return {
         "spec": spec,
         "protocol": protocol,
@@ -346,7 +355,7 @@ def make_card(
             "agent": agent_provenance(spec, configs, agent),
             "references": reference_provenance(protocol),
         },
-        "made": where_made(),  # when the card was completed (each piece names its own commit)
+        "made": made,  # when its last game was played; the commit that wrote it (each piece names its own)
     }
 
 
