@@ -18,7 +18,7 @@ repository as on the site; ``python docs/hooks.py`` rewrites it from the code
 when the committed text is not what the code generates. The site build fills
 every region afresh (:func:`expand`), so the site cannot drift either.
 
-The leaderboard page (``docs/leaderboard.md``) is generated whole from the committed benchmark
+The leaderboard page (``docs/results/leaderboard.md``) is generated whole from the committed benchmark
 cards (:func:`training.matches.leaderboard.leaderboard_markdown`) at every build, and each card's
 ``card.md`` and ``card.png`` join the site under ``cards/`` (:func:`on_files`), where its rows link.
 """
@@ -40,7 +40,7 @@ REGION = re.compile(r"^<!-- generated: ([\w:]+) -->\n(.*?)^<!-- end generated --
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 #: the page generated whole from the cards, and where the site keeps the cards' pages and figures
-LEADERBOARD = "leaderboard.md"
+LEADERBOARD = "results/leaderboard.md"
 SITE_CARDS = "cards"
 
 
@@ -183,7 +183,7 @@ def leaderboard() -> str:
     """The leaderboard page as the site shows it: generated from the cards now, linking to their site copies."""
     from training.matches.leaderboard import CARDS, leaderboard_markdown
 
-    return leaderboard_markdown(ROOT / CARDS, link_root=SITE_CARDS)
+    return leaderboard_markdown(ROOT / CARDS, link_root=f"../{SITE_CARDS}")
 
 
 def on_files(files: Any, config: Any) -> Any:

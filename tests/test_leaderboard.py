@@ -111,7 +111,7 @@ def rows(table: str) -> list[list[str]]:
 def test_the_committed_page_is_what_the_cards_generate() -> None:
     """Run ``python -m training.leaderboard`` after committing a card under results/cards/."""
     assert (ROOT / PAGE).read_text(encoding="utf-8") == leaderboard_markdown(ROOT / CARDS), (
-        "docs/leaderboard.md is not current: run python -m training.leaderboard"
+        "docs/results/leaderboard.md is not current: run python -m training.leaderboard"
     )
 
 
@@ -134,7 +134,7 @@ def test_each_game_is_ranked_by_elo_with_interval_games_protocol_date_and_link(c
         "1000 (full)",
         "1",
         "2026-12-01 10:00 UTC, commit abc1234",
-        "[card](../results/cards/az_2p/card.md), [figure](../results/cards/az_2p/card.png)",
+        "[card](../../results/cards/az_2p/card.md), [figure](../../results/cards/az_2p/card.png)",
     ]
     # a card is in the table of every game it played, the games in the protocol's order
     games = re.findall(r"^### (.+)$", current, flags=re.M)
@@ -186,7 +186,7 @@ def test_a_card_not_rated_is_listed_after_the_rated_ones(cards: Path) -> None:
 
 def test_the_links_reach_the_cards_from_the_committed_page(cards: Path) -> None:
     page = cards.parents[1] / PAGE
-    page.parent.mkdir()
+    page.parent.mkdir(parents=True)
     for link in re.findall(r"\]\(([^)]+)\)", leaderboard_markdown(cards)):
         if link.startswith(REPO_LINK_ROOT):
             assert (page.parent / link).is_file(), link
@@ -221,8 +221,8 @@ def test_the_site_build_regenerates_the_page_and_carries_the_cards(
     uris = sorted(f.src_uri for f in files)
     assert "cards/protocol-2/greedy/card.md" in uris and "cards/az_2p/card.png" in uris
     assert len(uris) == 10
-    page = type("Page", (), {"file": type("F", (), {"src_uri": "leaderboard.md"})()})()
+    page = type("Page", (), {"file": type("F", (), {"src_uri": "results/leaderboard.md"})()})()
     text = hooks.on_page_markdown("stale", page, config, files)
-    assert text == leaderboard_markdown(cards, link_root="cards")
-    for link in re.findall(r"\]\((cards/[^)]+)\)", text):
+    assert text == leaderboard_markdown(cards, link_root="../cards")
+    for link in re.findall(r"\]\(\.\./(cards/[^)]+)\)", text):
         assert link in uris

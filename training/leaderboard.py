@@ -1,6 +1,6 @@
 """Write the leaderboard page from the committed benchmark cards.
 
-    python -m training.leaderboard [--cards results/cards] [--out docs/leaderboard.md] [--check]
+    python -m training.leaderboard [--cards results/cards] [--out docs/results/leaderboard.md] [--check]
 
 Run it after committing a card under ``results/cards/`` (``python -m training.benchmark SPEC --out
 results/cards/NAME``): the page is :func:`training.matches.leaderboard.leaderboard_markdown` of the

@@ -1,7 +1,7 @@
 """The leaderboard: every committed benchmark card, one ranking per protocol version and game.
 
 Why generated: a table typed by hand drifts from the cards it quotes. :func:`leaderboard_markdown`
-reads every ``card.json`` under ``results/cards/`` and writes the page; ``docs/leaderboard.md`` is
+reads every ``card.json`` under ``results/cards/`` and writes the page; ``docs/results/leaderboard.md`` is
 its output committed (``python -m training.leaderboard`` rewrites it, a test fails when it drifts),
 and the site's build regenerates it (``docs/hooks.py``), so the repository and the site read the same.
 
@@ -23,9 +23,9 @@ from training.matches.protocol import PROTOCOL, PROTOCOLS
 #: where the committed cards are, from the repository root
 CARDS = Path("results/cards")
 #: the committed page, from the repository root
-PAGE = Path("docs/leaderboard.md")
-#: the cards' folder as a link from the committed page (``docs/``): right when reading the repository
-REPO_LINK_ROOT = "../results/cards"
+PAGE = Path("docs/results/leaderboard.md")
+#: the cards' folder as a link from the committed page (``docs/results/``): right when reading the repository
+REPO_LINK_ROOT = "../../results/cards"
 
 
 def read_cards(cards_root: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -119,7 +119,7 @@ def leaderboard_markdown(cards_root: Path = CARDS, link_root: str = REPO_LINK_RO
     lines = [
         "# Leaderboard",
         "",
-        "Every committed [benchmark card](benchmark.md) (`results/cards/*/card.json`), ranked by its Elo "
+        "Every committed [benchmark card](../benchmark.md) (`results/cards/*/card.json`), ranked by its Elo "
         "in each game it played, with the 95% interval. One table per protocol version and game: "
         "an Elo compares only with the Elos of its protocol and game. A card not rated in a game "
         "(its protocol's anchors there not measured yet) comes after the rated ones.",
