@@ -77,6 +77,13 @@ PROTOCOL_2: dict[str, Any] = {
             "mcts:sims=400": 1627.0,
             "az:sims=1000": 1802.0,
         },
+        "4p base": {
+            "random": 445.0,
+            "greedy": 1326.0,
+            "lookahead": 1412.0,
+            "mcts:sims=400": 1608.0,
+            "az:sims=1000": 1693.0,
+        },
     },
     "pin": ["greedy", 1326.0],
     "skip_self": True,  # a reference's own card does not play it against itself (even by symmetry)
