@@ -367,6 +367,12 @@ def test_a_resumed_card_costs_the_sum_of_its_pieces_and_lists_them(
     card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True, workers=3)
     assert card["cost"]["pieces"] == pieces and card["made"]["date"] == pieces[-1]["end"]
     assert card["cost"]["workers"] == 1 and "1 worker(s)" in (out / "card.md").read_text()
+    # pieces played with different workers: the card names each
+    (out / "games" / "pieces.jsonl").write_text(
+        (out / "games" / "pieces.jsonl").read_text().replace('"workers":1', '"workers":2', 1)
+    )
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True)
+    assert card["cost"]["workers"] == "1 or 2" and "1 or 2 worker(s) (local)" in (out / "card.md").read_text()
     # a folder begun before pieces were recorded: its cost says which games it does not count
     (out / "games" / "pieces.jsonl").write_text(
         (out / "games" / "pieces.jsonl").read_text().splitlines()[1] + "\n"

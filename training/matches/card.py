@@ -328,11 +328,13 @@ def make_card(
     playing = [p for p in pieces if p.get("games")]
     if playing and not entry["games"]:  # a card written again from its saved games: completed back then
         made["date"] = playing[-1]["end"]
-    ran = {(p.get("workers", workers), p.get("backend", backend)) for p in playing} or {(workers, backend)}
-    (workers, backend), *others = sorted(ran, key=str)
-    if others:  # pieces played with different workers: the card names them all
-        workers = " or ".join(str(w) for w in sorted({w for w, _ in ran}, key=str))
-        backend = " or ".join(sorted({b for _, b in ran}))
+    # the workers and backend that played its games (pieces that differ: all of them, "1 or 2")
+    used = [
+        sorted({str(p.get(key, now)) for p in playing} or {str(now)})
+        for key, now in (("workers", workers), ("backend", backend))
+    ]
+    workers = int(used[0][0]) if len(used[0]) == 1 else " or ".join(used[0])
+    backend = " or ".join(used[1])
     return {
         "spec": spec,
         "protocol": protocol,
