@@ -163,8 +163,8 @@ def click_move(page: Any, move: dict[str, Any]) -> None:
             ).json_value()
             if opened == "sent":
                 return
-            if move["verb"] == "buy":  # a purchase says what it pays before it is made
-                _expect(any(w in menu.inner_text() for w in ("pay", "free")), move)
+            if move["verb"] == "buy":  # a purchase says what it pays (or sacrifices) before it is made
+                _expect(any(w in menu.inner_text() for w in ("pay", "free", "sacrifice")), move)
             try:
                 menu.click(timeout=5_000)
                 return
