@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("ray")
 
-from tests.helpers.ray_cluster import LocalCluster, processes_naming
+from tests.helpers.ray_cluster import LocalCluster
 from training.common.ray_cluster import MARK, below, marked, processes  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]  # one cluster with --dist loadgroup
@@ -33,7 +33,7 @@ def cluster() -> Iterator[LocalCluster]:
         yield c
     finally:
         c.stop()
-    assert not processes_naming(c.temp_dir, c.address), "the cluster's processes outlived it"
+    assert not c.own_processes(), "the cluster's processes outlived it"
 
 
 def command(*argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

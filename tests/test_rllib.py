@@ -292,6 +292,7 @@ def test_a_run_on_a_real_cluster_survives_the_loss_of_its_env_runner_s_node(tmp_
         cluster.stop()
         for log in logs.values():
             log.close()
+    assert not cluster.own_processes(), "the cluster's processes outlived it"
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["iterations"] == 3 and summary["env_steps"] >= 3 * 400, summary
     steps = [int(m) for m in re.findall(r"^iteration \d+: (\d+) env steps", out, flags=re.M)]

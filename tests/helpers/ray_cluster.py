@@ -35,11 +35,18 @@ def free_port(lo: int = 20000, hi: int = 30000) -> int:
     raise RuntimeError("no free port")
 
 
-def processes_naming(*marks: str) -> set[int]:
-    """The processes whose command line holds one of ``marks``, with all their descendants."""
+def processes_naming(*marks: str, words: tuple[str, ...] = ()) -> set[int]:
+    """The processes whose command line holds one of ``marks``, or every one of ``words`` as words of its
+    own, with all their descendants."""
     procs = processes()
     return below(
-        procs, {p for p, (_, cmd) in procs.items() if p != os.getpid() and any(m in cmd for m in marks)}
+        procs,
+        {
+            p
+            for p, (_, cmd) in procs.items()
+            if p != os.getpid()
+            and (any(m in cmd for m in marks) or (words and set(words) <= set(cmd.split())))
+        },
     )
 
 
@@ -56,6 +63,7 @@ class LocalCluster:
         self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0"}
         self.nodes = 0
         self.head_cpus = head_cpus  # 0: every task and actor runs on a joined node
+        self.client_port = free_port(self.port + 1)
 
     def _ray_start(self, *args: str) -> None:
         done = subprocess.run(
@@ -72,7 +80,7 @@ class LocalCluster:
             "--temp-dir", self.temp_dir,
             "--num-cpus", str(self.head_cpus),
             "--include-dashboard", "false",
-            "--ray-client-server-port", str(free_port(self.port + 1)),
+            "--ray-client-server-port", str(self.client_port),
             "--disable-usage-stats",
         )  # fmt: skip
         return self
@@ -117,10 +125,17 @@ class LocalCluster:
         self.nodes -= 1
         return raylets[-1]
 
+    def own_processes(self) -> set[int]:
+        """This cluster's processes: those naming its folder or address, and its Ray Client proxy, which
+        names neither (its ``--address`` is the machine's own IP, not ``127.0.0.1``): known by its module
+        and port."""
+        proxy = ("ray.util.client.server", f"--port={self.client_port}")
+        return processes_naming(self.temp_dir, self.address, words=proxy)
+
     def stop(self) -> None:
         """Kill this cluster's processes only (never ``ray stop``), then remove its folder."""
         for _ in range(3):
-            pids = processes_naming(self.temp_dir, self.address)
+            pids = self.own_processes()
             if not pids:
                 break
             for p in pids:
