@@ -84,6 +84,17 @@ PROTOCOL_2: dict[str, Any] = {
             "mcts:sims=400": 1608.0,
             "az:sims=1000": 1693.0,
         },
+        "2p cities+trading_posts+orient+strongholds": {
+            "random": 518.0,
+            "greedy": 1326.0,
+            "mcts:sims=400": 1886.0,
+            "az:sims=1000": 2108.0,
+        },
+        "3p cities+trading_posts+orient+strongholds": {
+            "random": 520.0,
+            "greedy": 1326.0,
+            "mcts:sims=400": 1862.0,
+        },
     },
     "pin": ["greedy", 1326.0],
     "skip_self": True,  # a reference's own card does not play it against itself (even by symmetry)
