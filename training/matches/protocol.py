@@ -61,7 +61,7 @@ PROTOCOL_1: dict[str, Any] = {
 PROTOCOL_2: dict[str, Any] = {
     "version": 2,
     "references": ["random", "greedy", "lookahead", "mcts:sims=400", "az:sims=1000"],
-    # frozen from results/cards/protocol-2/anchors.json as each game's round robin finishes
+    # frozen from results/cards/protocol-2/anchors.json (every game's round robin finished)
     "anchors": {
         "2p base": {
             "random": 539.0,
@@ -94,6 +94,11 @@ PROTOCOL_2: dict[str, Any] = {
             "random": 520.0,
             "greedy": 1326.0,
             "mcts:sims=400": 1862.0,
+        },
+        "4p cities+trading_posts+orient+strongholds": {
+            "random": 549.0,
+            "greedy": 1326.0,
+            "mcts:sims=400": 1768.0,
         },
     },
     "pin": ["greedy", 1326.0],
