@@ -476,6 +476,7 @@ def open_session(
 
 def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> dict[str, Any]:
     """The invocation's summary, written to ``summary.json`` and said in one line."""
+    pieces = run.pieces_so_far()  # read once: a second read would time the last piece again
     summary = {
         "iterations": run.iteration,
         "next_step": run.step,
@@ -484,8 +485,8 @@ def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> 
         "accepted": run.accepted,
         "buffer_size": learning.buffer.size,
         "wall_seconds": time.perf_counter() - run.t_start,  # this piece
-        "total_wall_seconds": run.wall_seconds(),
-        "pieces": run.pieces_so_far(),
+        "total_wall_seconds": float(sum(p["wall_seconds"] for p in pieces)),
+        "pieces": pieces,
         "device": str(session.device),
         "backend": session.workers.backend,
         "workers": session.workers.count,
