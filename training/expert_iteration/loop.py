@@ -476,7 +476,7 @@ def open_session(
 
 def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> dict[str, Any]:
     """The invocation's summary, written to ``summary.json`` and said in one line."""
-    pieces = run.pieces_so_far()  # read once: a second read would time the last piece again
+    total = run.wall_seconds()  # times the last piece once; the pieces listed below are that reading
     summary = {
         "iterations": run.iteration,
         "next_step": run.step,
@@ -485,8 +485,8 @@ def summarise(run: Run, learning: Learning, session: Session, stopped: bool) -> 
         "accepted": run.accepted,
         "buffer_size": learning.buffer.size,
         "wall_seconds": time.perf_counter() - run.t_start,  # this piece
-        "total_wall_seconds": float(sum(p["wall_seconds"] for p in pieces)),
-        "pieces": pieces,
+        "total_wall_seconds": total,
+        "pieces": run.pieces,
         "device": str(session.device),
         "backend": session.workers.backend,
         "workers": session.workers.count,
