@@ -15,18 +15,22 @@ from training.common.cli import CliError, run_cli
 from training.common.games import config_folder
 from training.matches import card as bm
 from training.matches.report import win_rate_figure
+from training.matches.protocol import PROTOCOL_1, PROTOCOL_2
 from training.matches.tournament import run_tournament
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def test_protocol_is_pinned_to_its_version() -> None:
-    """Changing the protocol changes every card's meaning: bump its version and this digest together.
+def test_new_cards_are_protocol_2_and_protocol_1_stays_as_its_cards_were_played() -> None:
+    """Changing a protocol changes every card's meaning: a change is a new version. New cards play
+    protocol 2 (its games pinned in ``tests/test_anchors.py``); protocol 1 stays pinned, so its cards
+    keep reading as they were made.
 
-    (The digest changed once within version 1, when ``az_networks`` named the networks the `az`
+    (Protocol 1's digest changed once, when ``az_networks`` named the networks the `az`
     reference had played in every card made until then: the games stayed the same.)"""
-    text = json.dumps(bm.PROTOCOL, sort_keys=True)
-    assert bm.PROTOCOL["version"] == 1
+    assert bm.PROTOCOL is PROTOCOL_2 and bm.PROTOCOL["version"] == 2
+    text = json.dumps(PROTOCOL_1, sort_keys=True)
+    assert PROTOCOL_1["version"] == 1
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == "6ea824413df9a415"
 
 
@@ -96,9 +100,14 @@ def test_rating_fit_stays_finite_and_ordered() -> None:
 @pytest.fixture
 def small_protocol(monkeypatch: pytest.MonkeyPatch) -> dict:
     """Two cheap references, two configurations and 4 games: the protocol's shape at a test's cost."""
-    monkeypatch.setitem(bm.PROTOCOL, "references", {"random": 624.0, "greedy": 1326.0})
+    monkeypatch.setitem(bm.PROTOCOL, "references", ["random", "greedy"])
+    anchors = {"random": 624.0, "greedy": 1326.0}
+    monkeypatch.setitem(bm.PROTOCOL, "anchors", {"2p base": anchors, "2p cities": anchors})
     monkeypatch.setitem(bm.PROTOCOL, "configs", [[2, []], [2, ["cities"]]])
     monkeypatch.setitem(bm.PROTOCOL, "games", {"full": 6, "quick": 4})
+    # greedy's card meets greedy too, so these tests' cards play both references (the references'
+    # own cards leaving themselves out is tested in tests/test_anchors.py)
+    monkeypatch.setitem(bm.PROTOCOL, "skip_self", False)
     return bm.PROTOCOL
 
 
@@ -113,7 +122,7 @@ def test_card_files_say_what_was_played(small_protocol: dict, tmp_path: Path) ->
     assert base["results"][0]["ci95"][0] <= base["results"][0]["win_rate"] <= base["results"][0]["ci95"][1]
     assert card["rating"]["elo"] == base["elo"] and card["kind"] == "quick"
     saved = json.loads((out / "card.json").read_text())
-    assert saved["spec"] == "greedy" and saved["protocol"]["version"] == 1
+    assert saved["spec"] == "greedy" and saved["protocol"]["version"] == 2
     text = (out / "card.md").read_text()
     assert text.startswith("# Benchmark card: `greedy`") and "| `random` | 624 | 4 |" in text
     assert "commit" in text and "16 games in" in text and "s CPU" in text  # where and at what cost
@@ -433,18 +442,15 @@ def test_a_refused_run_leaves_the_card_s_folder_to_resume(
 
 def test_a_card_is_written_under_the_protocol_it_is_given(tmp_path: Path) -> None:
     """``run_benchmark(protocol=...)`` plays and labels that protocol, its anchors included, not the default."""
-    from training.matches.protocol import PROTOCOL_2
-
-    cheap = {**PROTOCOL_2, "references": ["random", "greedy"], "games": {"quick": 2, "full": 2}}
+    cheap = {**PROTOCOL_1, "references": {"random": 624.0, "greedy": 1326.0}, "games": {"quick": 2, "full": 2}}
     card = bm.run_benchmark(
         "greedy", tmp_path / "c", quick=True, echo=lambda _: None, only=[(2, ())], protocol=cheap
     )
-    assert card["protocol"]["version"] == 2 != bm.PROTOCOL["version"]
+    assert card["protocol"]["version"] == 1 != bm.PROTOCOL["version"]
     rows = card["configs"][0]["results"]
-    assert [(r["reference"], r["anchor_elo"]) for r in rows] == [
-        ("random", PROTOCOL_2["anchors"]["2p base"]["random"])
-    ]
-    assert json.loads((tmp_path / "c" / "card.json").read_text())["protocol"]["version"] == 2
+    # protocol 1: one anchor per reference in every game, and a card meets its own reference too
+    assert [(r["reference"], r["anchor_elo"]) for r in rows] == [("random", 624.0), ("greedy", 1326.0)]
+    assert json.loads((tmp_path / "c" / "card.json").read_text())["protocol"]["version"] == 1
 
 
 def test_a_card_names_the_code_it_played(small_protocol: dict, own_bots: Path, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture
 def small_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two cheap references and 4 games a point: the protocol's shape at a test's cost."""
-    monkeypatch.setitem(bm.PROTOCOL, "references", {"random": 624.0, "greedy": 1326.0})
+    monkeypatch.setitem(bm.PROTOCOL, "references", ["random", "greedy"])
     monkeypatch.setitem(bm.PROTOCOL, "games", {"full": 6, "quick": 4})
 
 
@@ -97,5 +97,7 @@ def test_command_writes_the_json_and_the_plot(small_protocol: None, tmp_path: Pa
     run = fake_run(tmp_path, [1])
     assert run_cli(curve_main, [str(run), "--agent", "ppo", "--workers", "1"], prog="x") == 0
     curve = json.loads((run / "curve" / "curve.json").read_text())
-    assert curve["game"] == "2p base" and curve["protocol_version"] == 1
+    assert curve["game"] == "2p base" and curve["protocol_version"] == 2
+    # the plot's lines are the references' anchors in the run's game
+    assert curve["references"] == {r: bm.PROTOCOL["anchors"]["2p base"][r] for r in ("random", "greedy")}
     assert (run / "curve" / "curve.png").read_bytes().startswith(PNG)

@@ -27,6 +27,7 @@ from training.common.games import config_label
 from training.common.progress import MANIFEST, open_run
 from training.expert_iteration.snapshots import snapshot_iteration
 from training.matches.card import PROTOCOL, rate_in_config, where_made
+from training.matches.protocol import anchor_of, played_protocol, references
 from training.matches.report import save_figure
 
 #: How a point's network plays: with the search (``az``) or its policy alone (``ppo``, argmax).
@@ -112,7 +113,7 @@ def make_curve(
         "run": str(run_dir),
         "agent": agent,
         "options": options,
-        "protocol": PROTOCOL,
+        "protocol": played_protocol(PROTOCOL),
     }
     open_run(progress, manifest, resume=(progress / MANIFEST).is_file())
     rated = []
@@ -133,7 +134,11 @@ def make_curve(
         "agent": agent,
         "options": options,
         "protocol_version": PROTOCOL["version"],
-        "references": PROTOCOL["references"],
+        "references": {  # each reference's anchor in the run's game, for the plot's lines
+            ref: anchor
+            for ref in references(PROTOCOL)
+            if (anchor := anchor_of(PROTOCOL, ref, players, modules)) is not None
+        },
         "games_per_reference": games,
         "points": rated,
         "made": where_made(),

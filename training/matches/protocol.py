@@ -114,7 +114,7 @@ PROTOCOL_2: dict[str, Any] = {
 PROTOCOLS: dict[int, dict[str, Any]] = {1: PROTOCOL_1, 2: PROTOCOL_2}
 
 #: The protocol new cards are played under.
-PROTOCOL: dict[str, Any] = PROTOCOL_1
+PROTOCOL: dict[str, Any] = PROTOCOL_2
 
 
 def protocol_of(version: int) -> dict[str, Any]:
