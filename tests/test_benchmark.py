@@ -14,8 +14,8 @@ from training.benchmark import main as benchmark_main
 from training.common.cli import CliError, run_cli
 from training.common.games import config_folder
 from training.matches import card as bm
-from training.matches.report import win_rate_figure
 from training.matches.protocol import PROTOCOL_1, PROTOCOL_2
+from training.matches.report import win_rate_figure
 from training.matches.tournament import run_tournament
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -442,7 +442,11 @@ def test_a_refused_run_leaves_the_card_s_folder_to_resume(
 
 def test_a_card_is_written_under_the_protocol_it_is_given(tmp_path: Path) -> None:
     """``run_benchmark(protocol=...)`` plays and labels that protocol, its anchors included, not the default."""
-    cheap = {**PROTOCOL_1, "references": {"random": 624.0, "greedy": 1326.0}, "games": {"quick": 2, "full": 2}}
+    cheap = {
+        **PROTOCOL_1,
+        "references": {"random": 624.0, "greedy": 1326.0},
+        "games": {"quick": 2, "full": 2},
+    }
     card = bm.run_benchmark(
         "greedy", tmp_path / "c", quick=True, echo=lambda _: None, only=[(2, ())], protocol=cheap
     )
