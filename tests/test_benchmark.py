@@ -553,3 +553,23 @@ def test_a_card_page_names_the_az_reference_s_networks_and_reads_older_cards() -
     text = bm.card_markdown(card)
     for net in card["provenance"]["references"]["az:sims=1000"]:
         assert f"`{net['network']}`" in text and net["sha256"] in text
+
+
+def test_a_six_game_card_s_figure_keeps_its_panels_readable() -> None:
+    """A card of every game lays its panels out four a row, and a module game's label is broken
+    after its ``+`` signs, so neither the titles nor the panels run into each other."""
+    from training.matches.card_page import card_figure, wrapped
+
+    label = "2p cities+trading_posts+orient+strongholds"
+    lines = wrapped(label).split("\n")
+    assert "".join(lines) == label and len(lines) == 2 and all(len(x) <= 26 for x in lines)
+    assert wrapped("3p base") == "3p base"
+    card = json.loads(
+        (Path(__file__).parents[1] / "results/cards/protocol-2/mcts-sims-400/card.json").read_text()
+    )
+    assert len(card["configs"]) == 6
+    fig = card_figure(card)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 7 and len(fig.axes) == 8  # 2 rows of 4, the last cell left empty
+    assert fig.get_size_inches()[0] <= 4.2 * 4 + 1e-9
+    assert "\n" in visible[3].get_title() and "orient+strongholds" in visible[3].get_title()

@@ -164,6 +164,17 @@ def card_markdown(card: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def wrapped(label: str, width: int = 26) -> str:
+    """A game's label broken after its ``+`` signs into lines of about ``width`` characters, so a
+    module game's label ("2p cities+trading_posts+orient+strongholds") fits over one panel."""
+    lines = [""]
+    for part in label.replace("+", "+\n").split("\n"):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
 def card_figure(card: dict[str, Any]) -> Any:
     """Win rate against each reference per configuration (:func:`~training.matches.report.win_rate_panel`)
     and the Elo of each configuration among the references' anchors."""
@@ -174,18 +185,24 @@ def card_figure(card: dict[str, Any]) -> Any:
 
     configs = card["configs"]
     k = len(configs)
-    fig, axes = plt.subplots(1, k + 1, figsize=(4.2 * (k + 1), 3.2), squeeze=False)
-    for ax, c in zip(axes[0], configs, strict=False):
+    # up to four panels a row: a card of all six games would otherwise be one unreadable strip
+    cols = min(k + 1, 4)
+    rows_of_panels = -(-(k + 1) // cols)
+    fig, grid = plt.subplots(rows_of_panels, cols, figsize=(4.2 * cols, 3.4 * rows_of_panels), squeeze=False)
+    axes = grid.ravel()
+    for ax in axes[k + 1 :]:
+        ax.set_visible(False)
+    for ax, c in zip(axes, configs, strict=False):
         rows = c["results"]
         win_rate_panel(
             ax,
             [r["reference"] for r in rows],
             [r["win_rate"] for r in rows],
             [r["ci95"] for r in rows],
-            f"{c['config']}: win rate vs reference",
+            f"{wrapped(c['config'])}: win rate vs reference",
             even=1.0 / c["players"],
         )
-    ax = axes[0][k]
+    ax = axes[k]
     for x, c in enumerate(configs):
         for r in c["results"]:
             if r["anchor_elo"] is not None:
@@ -196,7 +213,7 @@ def card_figure(card: dict[str, Any]) -> Any:
     ax.errorbar(
         [x for x, _ in rated], [c["elo"] for _, c in rated], yerr=err, fmt="o", capsize=4, color="tab:blue"
     )
-    ax.set_xticks(range(k), [c["config"] for c in configs], rotation=30, ha="right")
+    ax.set_xticks(range(k), [c["config"] for c in configs], rotation=40, ha="right", fontsize=7)
     ax.set_xlim(-0.5, k - 0.5)
     ax.set_title(f"Elo, protocol {card['protocol']['version']} scale (95%)", fontsize=10)
     fig.suptitle(f"{card['spec']}: {card['kind']} benchmark card")
