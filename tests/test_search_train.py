@@ -226,6 +226,20 @@ def test_a_part_of_an_epoch_trains_on_that_share_of_the_buffer(tmp_path: Path) -
     assert out["train_batches"] == 6  # one pass (4 batches) and half of another (2)
 
 
+def test_selfplay_refuses_games_that_need_different_networks() -> None:
+    """One search evaluates every root with one network, so games that a shipped ``az`` plays with two
+    networks (2 players: az_2p, 3: az_3_4p) are refused by name instead of searched with the wrong one."""
+    from agents.players.az import AZAgent
+    from splendor_env.env import raw_env
+    from training.expert_iteration.selfplay import Game, game_seeds, play_games
+
+    az = AZAgent(seed=0, sims=8, batch=8)
+    sp = selfplay_options()
+    games = [Game(g, game_seeds(0, 0, g), raw_env(num_players=n), sp) for g, n in enumerate((2, 3))]
+    with pytest.raises(ValueError, match="one network; these games need .*az_2p.*az_3_4p"):
+        play_games(az, games)
+
+
 def test_selfplay_targets_are_visit_shares_and_each_seats_result(tmp_path: Path) -> None:
     from agents.players.az import AZAgent
     from training.expert_iteration.network import fresh_model

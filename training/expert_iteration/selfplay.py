@@ -301,11 +301,12 @@ def play_games(
     if not games:
         return {}
     params: dict[int, tuple[float, ...]] = {}  # player count -> (c, fpu, ptemp)
-    budgets = set()
+    budgets, nets = set(), {}
     for game in games:
         n = len(game.env.possible_agents)
         if n not in params:
             net = az.network(n, game.env.config.modules)
+            nets[net.label] = net
             p = az.search_params(net, n)
             params[n] = (float(p["c"]), float(p["fpu"]), float(p["ptemp"]))
             budgets.add((int(p["sims"]), int(p["batch"]), float(p["ms"])))
@@ -313,6 +314,8 @@ def play_games(
         raise ValueError(
             "self-play needs one simulation budget (sims, not ms) and batch for every player count"
         )
+    if len(nets) > 1:  # one Search evaluates every root with one network's weights
+        raise ValueError(f"self-play searches with one network; these games need {sorted(nets)}")
     sims, batch, _ = budgets.pop()
     search = Search(net.weights, max(1, min(at_once, len(games))), sims + 1, batch, evaluator, lane_trees)
     pending, live = list(reversed(games)), []  # pop() takes them in order
