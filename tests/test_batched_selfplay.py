@@ -329,3 +329,14 @@ def test_a_run_with_batched_selfplay_trains_on_the_same_positions(tmp_path) -> N
 def test_batched_options_are_checked_with_the_config() -> None:
     with pytest.raises(ValueError, match="selfplay.batched_device"):
         search_config.from_dict({"players": 2, "init": "fresh", "selfplay": {"batched_device": "tpu"}})
+
+
+def test_a_game_against_opponents_is_the_same_whatever_else_its_job_holds() -> None:
+    """A job's games share their opponents' agents; each game seeds them as it starts, so a game's moves
+    depend on its own seeds only, not on which games were cut into its job (they took the last built
+    game's streams)."""
+    job = selfplay_test_job([3], [], "az_3_4p", 4, opponents=["random"], opponent_share=1.0, max_turns=12)
+    together = {r["game"]: r["actions"] for r in selfplay_job(job)["records"]}
+    for g in job["games"]:
+        alone = selfplay_job({**job, "games": [g]})["records"][0]
+        assert alone["search_seat"] >= 0 and alone["actions"] == together[g], g

@@ -159,9 +159,13 @@ class Game:
         self.move_rng = np.random.default_rng(sample)  # the opening's move sampling
         self.cap_rng = np.random.default_rng([sample, 1])  # full or cheap search
         self.record_rng = np.random.default_rng([sample, 2])  # recorded or not
+
+    def start(self) -> None:
+        """Seed the opponents for this game, as it starts: a job's games share their agents, so seeding
+        them when the game is built would leave every game the streams of the last one built."""
         for p, agent in enumerate(self.opponents or []):
             if p != self.seat:
-                agent.seed(sample + 2 + p)
+                agent.seed(self.seeds[2] + 2 + p)
 
     def over(self) -> bool:
         return int(self.env.game_state[st.PHASE]) in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
@@ -323,6 +327,7 @@ def play_games(
     while pending or live:
         while pending and len(live) < search.trees.trees:
             live.append(pending.pop())
+            live[-1].start()
         for game in live:
             if game.waiting is None:
                 game.advance()
