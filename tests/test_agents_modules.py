@@ -117,6 +117,12 @@ def test_act_batch_in_module_games() -> None:
     assert mask[acts].all()
     with pytest.raises(ValueError, match="observation must have shape"):
         GreedyAgent(0).act(obs[:497], mask)
+    # a base game's observations with a module game's masks, or fewer masks than observations, are
+    # refused (the kernel read past the rows it was given)
+    with pytest.raises(ValueError, match=r"observations must have shape \(2, \d+\)"):
+        GreedyAgent(0).act_batch(np.stack([obs[:497], obs[:497]]), np.stack([mask, mask]))
+    with pytest.raises(ValueError, match=r"observations must have shape \(1, \d+\)"):
+        GreedyAgent(0).act_batch(np.stack([obs, obs, obs]), mask[None])
 
 
 # ---------------------------------------------------------------------------

@@ -70,6 +70,12 @@ class GreedyAgent(Agent):
         if not masks.any(axis=1).all():
             raise ValueError("every row of action_masks needs at least one legal action")
         obs = np.ascontiguousarray(observations, dtype=np.float32)
+        dim = OBS_DIM if masks.shape[1] == NUM_ACTIONS else OBS_DIM_ALL
+        if obs.shape != (masks.shape[0], dim):
+            raise ValueError(
+                f"observations must have shape ({masks.shape[0]}, {dim}) with masks of shape {masks.shape}, "
+                f"got {obs.shape}"
+            )
         return _policy_batch(obs, np.ascontiguousarray(masks), self._stream(), 1e-6)
 
 
