@@ -25,15 +25,19 @@ def small_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(bm.PROTOCOL, "games", {"full": 6, "quick": 4})
 
 
-def fake_run(tmp_path: Path, snapshots: list[int], init: str = "ppo_2p") -> Path:
+def fake_run(
+    tmp_path: Path, snapshots: list[int], init: str = "ppo_2p", players: int | list[int] = 2
+) -> Path:
     """A run folder as search_train leaves it: config, metrics with wall time, kept networks."""
     run = tmp_path / "run"
     (run / "snapshots").mkdir(parents=True, exist_ok=True)
-    (run / "config.yaml").write_text(yaml.safe_dump({"players": 2, "modules": [], "init": init}))
+    (run / "config.yaml").write_text(yaml.safe_dump({"players": players, "modules": [], "init": init}))
     metrics = [{"iteration": i, "wall_seconds": 1800.0 * (i + 1)} for i in range(max(snapshots, default=0))]
     (run / "metrics.json").write_text(json.dumps(metrics))
     for k in snapshots:
-        shutil.copy(resolve_model("ppo_2p"), run / "snapshots" / f"best-{k:04d}.zip")
+        shutil.copy(
+            resolve_model(init if init != "fresh" else "ppo_2p"), run / "snapshots" / f"best-{k:04d}.zip"
+        )
     return run
 
 
@@ -101,3 +105,20 @@ def test_command_writes_the_json_and_the_plot(small_protocol: None, tmp_path: Pa
     # the plot's lines are the references' anchors in the run's game
     assert curve["references"] == {r: bm.PROTOCOL["anchors"]["2p base"][r] for r in ("random", "greedy")}
     assert (run / "curve" / "curve.png").read_bytes().startswith(PNG)
+
+
+def test_a_run_of_several_player_counts_is_rated_in_the_count_asked_for(
+    small_protocol: None, tmp_path: Path
+) -> None:
+    run = fake_run(tmp_path, [1], init="ppo_base_3_4p", players=[3, 4])
+    with pytest.raises(CliError, match=r"the run trains \[3, 4\] players: pass --players"):
+        make_curve(run, tmp_path / "c", agent="ppo", echo=None)
+    with pytest.raises(CliError, match=r"--players 2: the run trains \[3, 4\] players"):
+        make_curve(run, tmp_path / "c", agent="ppo", echo=None, players=2)
+    assert run_cli(curve_main, [str(run), "--agent", "ppo", "--players", "4"], prog="x") == 0
+    curve = json.loads((run / "curve-4p" / "curve.json").read_text())
+    assert curve["game"] == "4p base" and [p["iteration"] for p in curve["points"]] == [0, 1]
+    assert curve["references"] == {r: bm.PROTOCOL["anchors"]["4p base"][r] for r in ("random", "greedy")}
+    # the other count's curve is a folder of its own; the same folder for it is refused
+    with pytest.raises(CliError, match="was started with players 4, not 3"):
+        make_curve(run, run / "curve-4p", agent="ppo", echo=None, players=3)

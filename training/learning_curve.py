@@ -1,13 +1,14 @@
 """A search-training run's learning curve: its networks' Elo on the benchmark scale over training time.
 
     python -m training.learning_curve runs/search_2p [--out DIR] [--agent az|ppo] [--options sims=200]
-        [--every-hours 0.5] [--workers 2] [--backend ray [--address auto]]
+        [--every-hours 0.5] [--players N] [--workers 2] [--backend ray [--address auto]]
 
 Each point is the quick benchmark card (docs/benchmark.md) of one network of the run in the
 run's game: its starting network at hour 0 and every snapshot its config's ``snapshot_every``
 kept, at the run's wall time when it was kept (``--every-hours H``: the first snapshot past each H
 hours and the newest, for a long run). Writes ``curve.json`` and ``curve.png`` into
-``--out`` (default ``RUN/curve``). Run it again as training goes on: only new snapshots play.
+``--out`` (default ``RUN/curve``; ``RUN/curve-Np`` with ``--players N``, which a run of several
+player counts needs: one curve per count). Run it again as training goes on: only new snapshots play.
 The work is :mod:`training.expert_iteration.curve`.
 """
 
@@ -39,11 +40,19 @@ def main(argv: list[str] | None = None) -> None:
         metavar="H",
         help="one point per H hours of training (and the newest snapshot), not every snapshot",
     )
+    ap.add_argument(
+        "--players",
+        type=int,
+        default=None,
+        help="the player count to rate in, for a run that trains several (default folder RUN/curve-Np)",
+    )
     add_backend_arguments(ap)
     args = ap.parse_args(argv)
     check_backend(args.backend, args.address, args.workers)
     run = Path(args.run)
-    out = Path(args.out) if args.out else run / "curve"
+    out = (
+        Path(args.out) if args.out else run / ("curve" if args.players is None else f"curve-{args.players}p")
+    )
     curve = make_curve(
         run,
         out,
@@ -53,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         args.backend,
         args.address,
         every_hours=args.every_hours,
+        players=args.players,
     )
     for path in write_curve(curve, out):
         print(f"wrote {path}")

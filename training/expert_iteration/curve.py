@@ -23,6 +23,7 @@ import yaml
 
 from agents.nets.shipped import shipped_names
 from training.common.cli import CliError
+from training.common.config import player_counts
 from training.common.games import config_label
 from training.common.progress import MANIFEST, open_run
 from training.expert_iteration.snapshots import snapshot_iteration
@@ -95,17 +96,26 @@ def make_curve(
     address: str | None = None,
     echo: Callable[[str], None] | None = print,
     every_hours: float | None = None,
+    players: int | None = None,
 ) -> dict[str, Any]:
     """Rate every point of :func:`curve_points` (a quick card in the run's game) and return the curve.
 
     ``options``: the agent spec's options after the model (``sims=200``), the same for every point;
-    ``every_hours``: one point per that many hours of training (:func:`curve_points`).
+    ``every_hours``: one point per that many hours of training (:func:`curve_points`); ``players``: the
+    game to rate in, needed when the run trains several player counts (one curve per count).
     """
     if agent not in AGENTS:
         raise CliError(f"--agent must be one of {list(AGENTS)}, got {agent!r}")
     points = curve_points(run_dir, every_hours)
     config = yaml.safe_load((run_dir / "config.yaml").read_text())
-    players, modules = int(config["players"]), tuple(config.get("modules") or ())
+    counts, modules = player_counts(config["players"]), tuple(config.get("modules") or ())
+    if players is None and len(counts) > 1:
+        raise CliError(
+            f"the run trains {counts} players: pass --players with one of them (a curve per count)"
+        )
+    players = counts[0] if players is None else players
+    if players not in counts:
+        raise CliError(f"--players {players}: the run trains {counts} players")
     games = PROTOCOL["games"]["quick"]
     progress = out / "games"
     manifest = {
@@ -114,6 +124,7 @@ def make_curve(
         "agent": agent,
         "options": options,
         "protocol": played_protocol(PROTOCOL),
+        **({"players": players} if len(counts) > 1 else {}),  # a run of one count: its game, as before
     }
     open_run(progress, manifest, resume=(progress / MANIFEST).is_file())
     rated = []
