@@ -357,6 +357,10 @@ def play_game(
     if env is None:
         options: dict[str, Any] = {} if max_turns is None else {"max_turns": max_turns}
         env = raw_env(num_players=len(seat_agents), modules=tuple(modules), **options)
+    n = len(env.possible_agents)
+    for what, given in (("seat_agents", seat_agents), ("labels", labels), ("agent_seeds", agent_seeds)):
+        if given is not None and len(given) != n:
+            raise ValueError(f"play_game: {len(given)} {what} for a {n}-player game, one a seat")
     env.reset(seed=seed)
     if agent_seeds is not None:
         for agent, s in zip(seat_agents, agent_seeds, strict=True):

@@ -236,3 +236,18 @@ def test_batched_search_agents_get_a_state_per_game() -> None:
         lambda g, *_: ended.append(g),
     )
     assert sorted(ended) == [0, 1, 2] and len(rec.states) > 20
+
+
+def test_play_game_refuses_a_seat_list_that_does_not_fit_the_env() -> None:
+    """With a prebuilt env the agents, labels and seeds are one a seat: three agents at a 2-player table
+    were recorded as three (the third never moved), two at a 3-player table failed mid-game."""
+    three = [agents.make("random", seed=i) for i in range(3)]
+    with pytest.raises(ValueError, match="3 seat_agents for a 2-player game"):
+        runner.play_game(three, 0, env=raw_env(num_players=2))
+    with pytest.raises(ValueError, match="2 seat_agents for a 3-player game"):
+        runner.play_game(three[:2], 0, env=raw_env(num_players=3))
+    with pytest.raises(ValueError, match="2 agent_seeds for a 3-player game"):
+        runner.play_game(three, 0, env=raw_env(num_players=3), agent_seeds=[1, 2])
+    with pytest.raises(ValueError, match="1 labels for a 2-player game"):
+        runner.play_game(three[:2], 0, labels=["a"])
+    assert runner.play_game(three, 0, env=raw_env(num_players=3))["num_players"] == 3
