@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agents.pool import LearnerReward, OpponentPool
+from agents.pool import SNAPSHOTS, LearnerReward, OpponentPool
 from agents.runner import decide
 from splendor_env import state as st
 from splendor_env.env import OBS_HIGH, IllegalActionError, as_action_id, raw_env
@@ -67,6 +67,11 @@ def opponent_pool(opponents: OpponentsArg, n: int) -> tuple[OpponentPool, bool]:
     for s in specs:
         if not isinstance(s, str) and not callable(getattr(s, "act", None)):
             raise TypeError(f"an opponent must be an agent spec string or an Agent, got {s!r}")
+        if s == SNAPSHOTS:  # no agent of its own: the learner's saved copies, drawn per episode
+            raise ValueError(
+                f"opponents: {SNAPSHOTS!r} is drawn from a pool, not given a seat; use a dict such as "
+                f"{{{SNAPSHOTS!r}: 1.0, 'random': 1.0}}"
+            )
     return OpponentPool([(s, 1.0, None) for s in specs], seed=0), True
 
 

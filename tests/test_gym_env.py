@@ -126,6 +126,10 @@ def test_a_pool_draws_opponents_per_episode_and_lists_go_per_seat() -> None:
     env = gymnasium.make(ENV_ID, opponents=["greedy", "random"], num_players=3, learner_seat=2).unwrapped
     env.reset(seed=0)
     assert env.opponent_labels == {0: "greedy", 1: "random"}
+    # 'snapshots' has no agent to seat: only a pool draws it (a seat of it failed at the first move)
+    for given in ("snapshots", ["greedy", "snapshots"]):
+        with pytest.raises(ValueError, match="'snapshots' is drawn from a pool, not given a seat"):
+            gymnasium.make(ENV_ID, opponents=given, num_players=3)
 
 
 class Recorder(Agent):
