@@ -308,10 +308,13 @@ def test_a_run_folder_is_refused_without_resume_or_force(
     bad = [a if a != "greedy" else "nosuch" for a in argv]
     assert run_cli(main, [*bad, "--force"], prog=command) == 2
     assert "nosuch" in capsys.readouterr().err and folder_files(out) == before
-    (out / "stale.progress.jsonl").write_text("")  # a file of the run's kind: emptied with the rest
+    # files of the run's kind, records a resume set aside among them: emptied with the rest
+    kinds = ("stale.progress.jsonl", "games.progress.jsonl.bad", "games.progress.jsonl.tmp")
+    for name in kinds:
+        (out / name).write_text("")
     assert run_cli(main, [*argv, "--force"], prog=command) == 0
     after = folder_files(out)
-    assert "stale.progress.jsonl" not in after and set(after) == set(before)
+    assert not set(kinds) & set(after) and set(after) == set(before)
     assert run_cli(main, [*argv, "--resume"], prog=command) == 0
 
 

@@ -32,6 +32,8 @@ from training.common.provenance import cpu_seconds, where_made
 MANIFEST = "manifest.json"
 PIECES = "pieces.jsonl"  # one line per invocation that played into a run's folder
 PROGRESS_SUFFIX = ".progress.jsonl"  # a run's finished jobs (JobLog), one file per folder that plays
+#: a progress file, its records a resume set aside (``.bad``) and its rewrite in progress (``.tmp``)
+RUN_SUFFIXES = (PROGRESS_SUFFIX, PROGRESS_SUFFIX + ".bad", PROGRESS_SUFFIX + ".tmp")
 #: the other files a run writes into its folder: with its progress files, all ``--force`` may remove
 RUN_FILES = frozenset(
     {
@@ -112,7 +114,7 @@ def claim_folder(
     for path in sorted(folder.rglob("*")):
         if path.is_dir() and not path.is_symlink():
             continue
-        if not path.is_file() or path.name not in RUN_FILES and not path.name.endswith(PROGRESS_SUFFIX):
+        if not path.is_file() or path.name not in RUN_FILES and not path.name.endswith(RUN_SUFFIXES):
             raise CliError(
                 f"--force: {str(folder)!r} holds {path.relative_to(folder).as_posix()!r}, "
                 "not a file a run writes: not emptied (move it, or choose another " + flag + ")"
