@@ -122,6 +122,9 @@ def check_record(record: Any) -> None:
     actions = record["actions"]
     if not isinstance(actions, list) or not all(is_int(a) for a in actions):
         raise ValueError("record field 'actions' must be a list of integer action ids")
+    modules = record.get("modules", [])
+    if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
+        raise ValueError(f"record field 'modules' must be a list of module names, got {modules!r}")
 
 
 # ---------------------------------------------------------------------------

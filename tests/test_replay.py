@@ -114,3 +114,35 @@ def test_play_saves_replayable_records(tmp_path, capsys: pytest.CaptureFixture[s
     play.main(["--agents", "greedy", "random", "--games", "2", "--render", "none", "--save-games", str(path)])
     saved = list(records.read_records(path))
     assert len(saved) == 2 and all(records.replay(r)[0] for r in saved)
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ({"num_players": 2, "actions": []}, "'seed' is missing"),
+        ([1, 2], "must be a JSON object, got list"),
+        ({"num_players": 2, "seed": 0, "actions": [], "modules": None}, "'modules' must be a list"),
+        ({"num_players": 2, "seed": 0, "actions": [], "modules": "orient"}, "'modules' must be a list"),
+    ],
+)
+def test_every_records_command_names_a_malformed_records_field(
+    bad: object, named: str, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One error line naming the field, never a traceback, with or without --moves (it read the seed
+    before the record was checked) and for the pictures (a null module list failed in the env)."""
+    import json
+
+    from training.common.cli import run_cli
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(bad) + "\n")
+    commands = [
+        ["replay", str(path)],
+        ["replay", str(path), "--moves"],
+        ["video", str(path), "--out", str(tmp_path / "g.gif")],
+        ["picture", str(path), "--out", str(tmp_path / "g.png")],
+    ]
+    for argv in commands:
+        assert run_cli(records_main, argv, prog="records") == 2, argv
+        err = capsys.readouterr().err
+        assert named in err and "record 0" in err and "Traceback" not in err, (argv, err)

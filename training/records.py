@@ -57,6 +57,7 @@ def _replay_cli(args: argparse.Namespace) -> int:
     bad = 0
     for i, rec in chosen:
         try:
+            check_record(rec)
             if args.moves:
                 print(f"record {i}: seed {rec['seed']}, agents {rec.get('agents')}")
                 for line in replay_moves(rec, render=args.render):
