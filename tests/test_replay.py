@@ -114,6 +114,15 @@ def test_play_saves_replayable_records(tmp_path, capsys: pytest.CaptureFixture[s
     play.main(["--agents", "greedy", "random", "--games", "2", "--render", "none", "--save-games", str(path)])
     saved = list(records.read_records(path))
     assert len(saved) == 2 and all(records.replay(r)[0] for r in saved)
+    capsys.readouterr()
+    # a path that cannot be written is refused before the first game, not after it
+    from training.common.cli import run_cli
+
+    for bad, named in ((tmp_path / "nowhere" / "g.jsonl", "does not exist"), (tmp_path, "is a folder")):
+        argv = ["--agents", "greedy", "random", "--games", "1", "--render", "none", "--save-games", str(bad)]
+        assert run_cli(play.main, argv, prog="play") == 2
+        out, err = capsys.readouterr()
+        assert named in err and "game 0" not in out, (bad, out, err)
 
 
 @pytest.mark.parametrize(

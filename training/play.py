@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from splendor_env.rules import terminal_rewards
 from splendor_env.state import MAX_PLAYERS
 from training.common.cli import CliError, run_cli
 from training.common.games import check_plays
+from training.common.progress import check_writable
 
 #: The shipped 2-player base-game policy (package data: :mod:`agents.nets.shipped`).
 SHIPPED_POLICY = resolve_model("ppo_2p")
@@ -122,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
         spec
     ) in args.agents:  # fail fast on a bad spec or game (modules, player count), before any game is played
         check_plays(agents.build(spec), spec, len(args.agents), config.modules)
+    if args.save_games:  # before the first game: a game against a person is not played twice
+        check_writable(Path(args.save_games), "--save-games", is_file=True)
     wins = np.zeros(len(args.agents))
     records = []
     for g in range(args.games):
