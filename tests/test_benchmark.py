@@ -391,6 +391,25 @@ def test_a_resumed_card_costs_the_sum_of_its_pieces_and_lists_them(
     assert "Not counted: 8 of its games" in (out / "card.md").read_text()
 
 
+def test_a_resume_that_replays_a_set_aside_chunk_is_a_piece_of_the_cost(
+    small_protocol: dict, tmp_path: Path
+) -> None:
+    """A saved chunk changed after it was written fails its checksum; the resume plays it again, and that
+    is a piece with those games (it counted the bad line as saved and recorded a piece of no games)."""
+    out = tmp_path / "card"
+    first = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, only=[(2, ())])
+    log = next((out / "games").glob("*/chunks.progress.jsonl"))
+    lines = log.read_text().splitlines(keepends=True)
+    entry = json.loads(lines[0])
+    entry["result"]["config"] += " "  # a changed value: the line's checksum no longer fits
+    log.write_text(json.dumps(entry) + "\n" + "".join(lines[1:]))
+    card = bm.run_benchmark("greedy", out, quick=True, echo=lambda _: None, resume=True, only=[(2, ())])
+    pieces = card["cost"]["pieces"]
+    assert len(pieces) == 2 and pieces[1]["games"] == entry["result"]["games"] > 0
+    assert card["cost"]["games"] == first["cost"]["games"] + entry["result"]["games"]
+    assert card["made"]["date"] >= pieces[1]["end"]
+
+
 ILLEGAL = """
 import numpy as np
 

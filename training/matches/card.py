@@ -12,7 +12,6 @@ so cards made on different days share one scale. How to read a card: docs/benchm
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from agents.nets.checkpoint import model_zip_problem
 from agents.registry import checkpoint_of
 from training.common.cli import CliError
 from training.common.games import config_folder, config_label, plays
-from training.common.progress import MANIFEST, claim_folder, open_run, piece, read_pieces
+from training.common.progress import MANIFEST, claim_folder, open_run, parse_record, piece, read_pieces
 from training.common.provenance import agent_networks, agent_provenance, run_provenance, where_made
 from training.matches.card_page import card_figure, card_markdown, elo_text, write_card
 from training.matches.elo_fit import fit_rating, p_first
@@ -195,14 +194,18 @@ def card_plan(
 
 
 def saved_games(progress: Path | None) -> int:
-    """The games saved in a card's folder (every finished chunk of every game configuration)."""
+    """The games saved in a card's folder (every finished chunk of every game configuration) that a
+    resume keeps: a line a kill cut short or one that fails its checksum is played again, so counting
+    it would take its replay out of this piece's games."""
     total = 0
     for path in [] if progress is None else sorted(progress.glob(f"*/{PROGRESS}")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_bytes().splitlines(keepends=True):
+            if not line.endswith(b"\n"):
+                break  # a kill cut it short (JobLog.read drops it)
             try:
-                total += int(json.loads(line)["result"]["games"])
+                total += int(parse_record(line)[1]["games"])
             except (ValueError, KeyError, TypeError):
-                continue  # a line a kill cut short: its chunk is played again
+                continue
     return total
 
 
