@@ -5,7 +5,9 @@ Why a module of its own: a card rates one agent against references whose ratings
 themselves (:func:`fit_anchors`); both use the same model, so a reference's own card lands on its
 anchor. The model: a seat rated ``R`` beats ``n - 1`` copies of an opponent rated ``A`` with
 probability ``1 / (1 + (n - 1) 10^((A - R) / 400))`` (Elo with two players, Luce's choice model with
-more), with ``prior`` wins added each way per result so that a perfect record stays finite.
+more), with ``prior`` wins added each way per result so that a perfect record stays finite. The
+prior pulls toward a 50% score, so with three or four players an even (``1/n``) result rates a few
+Elo above its anchor: 2.5 and 4.5 at 50 games, 0.7 and 1.2 at 200 (docs/benchmark.md).
 """
 
 from __future__ import annotations
