@@ -37,6 +37,8 @@ from .state import (
     MAX_TURNS,
     MOD_CITIES,
     MOD_STRONGHOLDS,
+    MODULES,
+    N_PLAYERS,
     OUTCOME,
     P_TOKENS,
     PAIR_HOST,
@@ -295,6 +297,13 @@ _STAGE_OF_PHASE = {
     PHASE_TRADING_POST_CHOICE: STAGE_TRADING_POSTS,
     PHASE_CITY: STAGE_CITIES,
 }
+
+
+def check_phase(s: np.ndarray) -> None:
+    """Refuse (:class:`SnapshotError`) a state whose phase the position does not call for: a discard
+    or noble choice with nothing to choose, a module effect that is not the next pending one, a phase
+    with no legal action. What :func:`~splendor_env.invariants.check_invariants` leaves to the snapshot."""
+    _check_phase(s, int(s[N_PLAYERS]), int(s[MODULES]), int(s[PHASE]), int(s[CURRENT]))
 
 
 def _check_phase(s: np.ndarray, n: int, mods: int, phase: int, cur: int) -> None:

@@ -66,6 +66,7 @@ from .rules import (
     legal_mask_after,
     terminal_rewards,
 )
+from .snapshot_checks import check_phase
 
 
 def _row_prefetcher(write: int):
@@ -286,9 +287,10 @@ class SplendorBatch:
         decision, ``info["final_state"]``-style arrays, :func:`splendor_env.snapshot.from_dict`),
         for example many playouts of one position at once. Each state is copied and checked
         first: the batch's player count and modules, the engine's invariants
-        (:func:`splendor_env.invariants.check_invariants`), not finished; a bad one raises
+        (:func:`splendor_env.invariants.check_invariants`) and its phase
+        (:func:`splendor_env.snapshot_checks.check_phase`), not finished; a bad one raises
         ``ValueError`` naming its row and problem, and no game changes. ``check=False`` skips the
-        invariants (about 90 us a state), for states known to be whole, such as determinisations of
+        invariants and the phase (about 100 us a state), for states known to be whole, such as determinisations of
         a game's own states; the other checks always run. Before the first
         :meth:`reset` every game must be loaded. A loaded game keeps the turn cap its state
         carries; its :meth:`game_seeds` entry is -1 (it was not dealt from a seed), and when it
@@ -303,6 +305,8 @@ class SplendorBatch:
             raise ValueError(
                 f"states must be an integer array of shape {(ids.size, size)}, got {arr.dtype} {arr.shape}"
             )
+        if arr.size and (arr.min() < -(2**31) or arr.max() > 2**31 - 1):
+            raise ValueError("states: values outside the int32 range")
         arr = arr.astype(np.int32)
         for i, s in enumerate(arr):
             if s[st.N_PLAYERS] != self.num_players or s[st.MODULES] != self.modules:
@@ -315,6 +319,11 @@ class SplendorBatch:
                 raise ValueError(f"states[{i}]: {problems[0]}")
             if is_over(s):
                 raise ValueError(f"states[{i}]: the game is over")
+            if check:
+                try:
+                    check_phase(s)  # a module phase with nothing pending can leave no move, or hang a step
+                except ValueError as exc:
+                    raise ValueError(f"states[{i}]: {exc}") from None
         self.states[ids] = arr
         self._game_seeds[ids] = -1
         if not self._has_reset:

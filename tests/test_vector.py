@@ -246,6 +246,10 @@ def test_bad_loads_are_refused_and_change_nothing() -> None:
     assert over[st.PHASE] in (st.PHASE_GAME_OVER, st.PHASE_TRUNCATED)
     with pytest.raises(ValueError, match=r"states\[1\]: the game is over"):
         venv.load(np.stack([good, over]))
+    wide = np.stack([good, good]).astype(np.int64)
+    wide[0, st.MAX_TURNS] += 2**32  # would wrap to a small cap in int32
+    with pytest.raises(ValueError, match="outside the int32 range"):
+        venv.load(wide)
     np.testing.assert_array_equal(venv.states, before)
     # check=False skips only the invariants: the shape, game and finished checks still refuse
     venv.load(np.stack([broken, good]), check=False)
@@ -254,3 +258,17 @@ def test_bad_loads_are_refused_and_change_nothing() -> None:
         venv.load(np.stack([good, new_state(3, 1)]), check=False)
     with pytest.raises(ValueError, match=r"states\[1\]: the game is over"):
         venv.load(np.stack([good, over]), check=False)
+
+
+@pytest.mark.parametrize(
+    "phase", ["keep_drawn_card", "city", "trading_post_choice", "pair_target", "sacrifice_choice"]
+)
+def test_a_module_phase_with_nothing_pending_is_refused(phase: str) -> None:
+    """The invariants do not see a module choice with nothing to choose: loaded, its game had no legal
+    move (sampling divided by zero) or, for a drawn card that was never drawn, a step that never returned."""
+    mods = ("cities", "trading_posts", "orient", "strongholds")
+    s = new_state(2, 0, modules=mods)
+    s[st.PHASE] = st.PHASE_NAMES.index(phase)
+    venv = SplendorBatch(1, num_players=2, modules=mods, seed=0)
+    with pytest.raises(ValueError, match=r"states\[0\]: .*(pending|stage|no legal action)"):
+        venv.load(s[None])
