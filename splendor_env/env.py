@@ -52,7 +52,7 @@ from .render import render_as
 
 OBS_HIGH = 127.0
 #: Largest turn cap: the state array holds it as an int32.
-MAX_TURNS_LIMIT = 2**31 - 1
+MAX_TURNS_LIMIT = st.MAX_TURNS_LIMIT
 #: Range of ``shaping_scale`` (reward per prestige point; the terminal reward is +-1).
 SHAPING_RANGE = (0.0, 1.0)
 
@@ -74,8 +74,9 @@ class EnvConfig:
 
     def __post_init__(self) -> None:
         st.validate_setup_args(self.num_players, 0, self.max_turns)
-        if self.max_turns > MAX_TURNS_LIMIT:
-            raise ValueError(f"max_turns must be in 1..{MAX_TURNS_LIMIT} (an int32), got {self.max_turns}")
+        # numpy integers in, plain ints kept: sizes computed from them and records written from them
+        object.__setattr__(self, "num_players", int(self.num_players))
+        object.__setattr__(self, "max_turns", int(self.max_turns))
         bits = st.parse_modules(self.modules)
         object.__setattr__(self, "modules", st.module_names(bits))
         if self.reward_mode not in ("terminal", "shaped"):
@@ -255,13 +256,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         """
         if seed is not None:
             st.validate_setup_args(self.config.num_players, seed, self.config.max_turns)
-            self._rng = np.random.default_rng(seed)
-            game_seed = int(seed)
-        else:
-            game_seed = int(self._rng.integers(0, 2**63 - 1))
         if options and "snapshot" in options:
-            self.restore(options["snapshot"])
+            self.restore(options["snapshot"])  # refused: the env is unchanged, its generator included
+            if seed is not None:
+                self._rng = np.random.default_rng(seed)
         else:
+            if seed is not None:
+                self._rng = np.random.default_rng(seed)
+            game_seed = int(seed) if seed is not None else int(self._rng.integers(0, 2**63 - 1))
             self._reset_bookkeeping()
             setup(self._state, self.config.num_players, game_seed, self.config.max_turns, self._modules)
             self._sync_after_step(prev_prestige=None, actor=None)
@@ -285,7 +287,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         seat = self._seat[agent]
         obs = np.empty(self._obs_dim, dtype=np.float32)
         observe(self._state, seat, obs)
-        on_move = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
+        # a dead agent's entries are gone once it has been stepped (PettingZoo's _was_dead_step)
+        ended = self.terminations.get(agent, True) or self.truncations.get(agent, True)
+        on_move = agent == self.agent_selection and not ended
         mask = self._mask.copy() if on_move else self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
 

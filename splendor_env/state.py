@@ -310,6 +310,10 @@ def draw_card(s: np.ndarray, lvl: int) -> int:
     return card
 
 
+#: the largest turn cap a state can hold (an int32)
+MAX_TURNS_LIMIT = 2**31 - 1
+
+
 def validate_setup_args(num_players: Any, seed: Any, max_turns: Any) -> None:
     """Raise a clear error for a bad player count, seed or turn cap."""
     if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
@@ -322,8 +326,8 @@ def validate_setup_args(num_players: Any, seed: Any, max_turns: Any) -> None:
         raise ValueError(f"seed must be in [0, 2**63), got {seed}")
     if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)):
         raise TypeError(f"max_turns must be a positive int, got {max_turns!r}")
-    if max_turns < 1:
-        raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+    if not 1 <= max_turns <= MAX_TURNS_LIMIT:  # the state is int32: a larger cap would wrap
+        raise ValueError(f"max_turns must be in 1..{MAX_TURNS_LIMIT} (an int32), got {max_turns}")
 
 
 # ---------------------------------------------------------------------------

@@ -480,6 +480,8 @@ class SplendorBatch:
         """
         if not self._has_reset:
             raise RuntimeError("sample_actions() called before reset()")
+        if seed is not None:
+            seed = _check_seed(seed, self.num_envs, "sample_actions seed")
         if seed is not None or getattr(self, "_sample_stream", None) is None:
             if seed is None:
                 seed = self._seed if self._seed is not None else int(np.random.default_rng().integers(2**62))
