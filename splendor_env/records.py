@@ -125,6 +125,13 @@ def check_record(record: Any) -> None:
     modules = record.get("modules", [])
     if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
         raise ValueError(f"record field 'modules' must be a list of module names, got {modules!r}")
+    if record.get("agents") is not None:  # absent or null: the seats are named player_0..
+        names = record["agents"]
+        n = record["num_players"]
+        if not isinstance(names, list) or len(names) != n or not all(isinstance(a, str) for a in names):
+            raise ValueError(
+                f"record field 'agents' must be a list of {n} names (one per seat), got {names!r}"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -166,7 +173,9 @@ def env_at(record: dict[str, Any], move: int) -> raw_env:
             f"move must be an int in 0..{len(actions)} (the record has {len(actions)} actions), got {move!r}"
         )
     env = new_env(record)
-    for action in actions[:move]:
+    for i, action in enumerate(actions[:move]):
+        if is_over(env):  # as replay() says it, not PettingZoo's words for a dead agent's move
+            raise ValueError(f"record has {len(actions) - i} action(s) after the end of the game")
         env.step(int(action))
     return env
 

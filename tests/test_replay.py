@@ -54,6 +54,9 @@ def test_env_at_names_a_bad_move(recs: list[dict]) -> None:
         records.env_at(recs[0], len(recs[0]["actions"]) + 1)
     with pytest.raises(ValueError, match="move must be"):
         records.env_at(recs[0], -1)
+    extra = {**recs[0], "actions": [*recs[0]["actions"], 0, 0]}  # two moves after the end
+    with pytest.raises(ValueError, match="record has 2 action\\(s\\) after the end of the game"):
+        records.env_at(extra, len(extra["actions"]))
 
 
 class Scripted(Agent):

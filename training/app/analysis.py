@@ -26,6 +26,7 @@ left for determinising, words and JSON; one analysis runs at a time (a page asks
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from http import HTTPStatus
@@ -53,6 +54,8 @@ SEARCH_SHARE = 0.8
 #: Action blocks whose words name a card of the seat on move's hand (its reserve, its drawn pair):
 #: for another seat's move they are said without the card.
 HAND_BLOCKS = ("buy_reserved", "buy_reserved_double_gold", "keep_drawn_card")
+#: A number in a query: plain ASCII digits, short enough for ``int`` (``str.isdigit`` takes "²" and 5,000 digits).
+NUMBER = re.compile(r"[0-9]{1,19}")
 
 
 def win_chances(values: np.ndarray, num_players: int) -> list[float]:
@@ -96,7 +99,7 @@ def read_sims(value: str | None) -> int:
     """The ``sims=`` of a request: 1..MAX_SIMS, :data:`DEFAULT_SIMS` when absent."""
     if value is None or value == "":
         return DEFAULT_SIMS
-    if not value.isdigit() or not 1 <= int(value) <= MAX_SIMS:
+    if not NUMBER.fullmatch(value) or not 1 <= int(value) <= MAX_SIMS:
         raise ApiError(f"'sims' must be a whole number in 1..{MAX_SIMS}, got {value!r}")
     return int(value)
 
@@ -105,7 +108,7 @@ def read_seed(value: str | None) -> int:
     """The ``seed=`` of a request (0..2**62; 0 when absent): the draws of the hidden cards and the search."""
     if value is None or value == "":
         return 0
-    if not value.isdigit() or int(value) > 2**62:
+    if not NUMBER.fullmatch(value) or int(value) > 2**62:
         raise ApiError(f"'seed' must be a whole number in 0..2**62, got {value!r}")
     return int(value)
 
@@ -217,7 +220,7 @@ def replay_analysis(analyst: Analyst, replay: Any, query: Any) -> dict[str, Any]
     """``GET /api/replays/ID/analysis?move=k``: a record's position, from public information only."""
     sims, seed = read_sims(query.get("sims")), read_seed(query.get("seed"))
     raw = query.get("move", "0")
-    if not raw.isdigit() or not 0 <= int(raw) < len(replay.states):
+    if not NUMBER.fullmatch(raw) or not 0 <= int(raw) < len(replay.states):
         raise ApiError(f"'move' must be in 0..{len(replay.states) - 1}, got {raw!r}")
     with replay.lock:
         state = np.array(replay.states[int(raw)], copy=True)

@@ -39,6 +39,8 @@ HUMAN = "human"
 SIMS_PER_MS = {"mcts": 0.3, "az": 0.4}
 #: Largest record file opened from the records folder (a records file of 10,000 games is about 10 MB).
 MAX_RECORD_BYTES = 16 * 1024 * 1024
+#: Most actions in a record the table opens: a real game has a few hundred, and each action is a position kept.
+MAX_RECORD_ACTIONS = 20_000
 #: Deepest nesting of a request body (a record is 2 deep; a snapshot 3).
 MAX_JSON_DEPTH = 16
 

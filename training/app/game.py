@@ -22,8 +22,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from agents import runner
-from splendor_env import records
+from splendor_env import IllegalActionError, records
 from splendor_env import state as st
+from splendor_env.actions import block_of
 from splendor_env.env import raw_env
 from splendor_env.picture import to_svg
 from training.app.board import board, last_moves, said, spends, target
@@ -35,6 +36,19 @@ LOG_LINES = 60
 #: Watch mode: the pause between two agent moves a game starts with, and the range a page may set (ms).
 PACE_MS = 400
 PACE_RANGE_MS = (0, 10_000)
+
+
+def log_words(env: raw_env, action: int) -> str:
+    """A move in words for the game's log, which every page reads: a card kept face down from a drawn
+    pair (Trading Posts) is not named; every other move is the env's words for it."""
+    if block_of(action)[0] == "keep_drawn_card":
+        return "keep one of the two drawn cards (face down)"
+    return env.describe_action(action)
+
+
+def _utf8(token: str) -> bytes:
+    """A seat token as bytes (a lone surrogate, which JSON may carry, included): compared as such."""
+    return token.encode("utf-8", "surrogatepass")
 
 
 class Saver(Protocol):
@@ -109,24 +123,31 @@ class Game:
             watcher()
 
     def seats_of(self, tokens: list[str]) -> set[int]:
-        """The human seats whose tokens a viewer holds."""
-        return {
-            p for p, t in self.tokens.items() if any(secrets.compare_digest(t, given) for given in tokens)
-        }
+        """The human seats whose tokens a viewer holds (compared as bytes: any text is a token, if wrong)."""
+        given = [_utf8(t) for t in tokens]
+        return {p for p, t in self.tokens.items() if any(secrets.compare_digest(_utf8(t), g) for g in given)}
 
     def play(self, action: int) -> None:
         """Play ``action`` for the seat on move (the env refuses an illegal one and stays unchanged).
 
         A legal move is saved first: if saving fails, the game has not moved, so what is saved
-        and what is shown never part.
+        and what is shown never part. The log says it as every page may read it (:func:`log_words`).
         """
+        mask = self.env.observe(self.env.agent_selection)["action_mask"]
+        legal = (
+            isinstance(action, (int, np.integer))
+            and not isinstance(action, bool)
+            and 0 <= action < len(mask)
+            and bool(mask[action])
+        )
+        if not legal:  # refused before anything reads the move's card (an empty reserve slot has none)
+            self.env.step(action)  # the env says why, in its own words, and stays unchanged
+            raise IllegalActionError(f"illegal action {action!r}")  # should the env not have refused it
         seat = self.seat_on_move()
-        words = self.env.describe_action(action)
+        words = log_words(self.env, int(action))
         short = said(self.env.game_state, action)
         if self.archive is not None:
-            mask = self.env.observe(self.env.agent_selection)["action_mask"]
-            if isinstance(action, (int, np.integer)) and 0 <= action < len(mask) and mask[action]:
-                self.archive.move(self, int(action))
+            self.archive.move(self, int(action))
         self.env.step(action)
         self.version += 1
         self.actions.append(int(action))

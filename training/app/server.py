@@ -191,6 +191,10 @@ async def _body(request: Request) -> dict[str, Any]:
         body = json.loads(raw or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(f"the request body is not JSON: {exc}") from None
+    except ValueError:  # the one other refusal of json.loads: an integer too long for int()
+        raise ApiError(
+            f"the request body holds a number too long (over {sys.get_int_max_str_digits()} digits)"
+        ) from None
     except RecursionError:
         raise ApiError(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
     if json_depth(body) > MAX_JSON_DEPTH:

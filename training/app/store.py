@@ -34,7 +34,7 @@ from splendor_env.records import check_record, new_env, parse_records, replayed_
 from splendor_env.state import MODULE_NAMES
 from training.app.archive import Archive, SavedGame, record_of
 from training.app.board import board, last_moves, said
-from training.app.checks import HUMAN, ApiError, Limits, check_seat, read_record_file
+from training.app.checks import HUMAN, MAX_RECORD_ACTIONS, ApiError, Limits, check_seat, read_record_file
 from training.app.game import PACE_RANGE_MS, Game
 from training.app.seats import build_seat
 from training.common.games import check_plays
@@ -360,6 +360,11 @@ class Store:
         record = records[index]
         try:
             check_record(record)
+            if len(record["actions"]) > MAX_RECORD_ACTIONS:  # before the replay, which keeps every position
+                raise ApiError(
+                    f"record {index} has {len(record['actions']):,} actions: the table opens records of "
+                    f"at most {MAX_RECORD_ACTIONS:,} (a game has a few hundred)"
+                )
             moves, states = _replayed(record)
         except (ValueError, TypeError, SnapshotError, IllegalActionError) as exc:
             raise ApiError(f"malformed record {index}: {exc}") from exc
