@@ -21,7 +21,7 @@ def fake_run(tmp_path: Path) -> Path:
     from training.expert_iteration import config as search_config
     from training.expert_iteration.network import fresh_model
 
-    cfg = search_config.from_dict({"players": [3, 4], "network": {"net_arch": [8]}}, check_specs=False)
+    cfg = search_config.from_dict({"players": [3, 4], "network": {"net_arch": [8, 8]}}, check_specs=False)
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
     fresh_model(cfg).save(run / "best.zip")

@@ -10,7 +10,8 @@ Why a command and not a copy by hand: a shipped model is found by
 the models page promises the config, the command, the training time of every
 piece of a resumed run and the measured results beside each file; reading them
 from the run directory (``config.yaml``, ``checkpoints/state.json``,
-``metrics.json``) keeps them true.
+``metrics.json``) keeps them true. The game is the one the network records, and a
+run whose ``config.yaml`` names another is refused.
 
 ``--evaluation FILE --evaluation-command CMD`` (repeatable, in pairs) attaches
 the results that ``python -m training.evaluate ... --json FILE`` wrote, each row

@@ -177,6 +177,17 @@ def _cross_checks(cfg: SearchTrainConfig, check_specs: bool) -> None:
         "network.critic_blocks",
         "a residual critic needs network.activation: relu (the search's numba network runs ReLU only)",
     )
+    if cfg.init == FRESH:  # the network section is read only then
+        check(
+            len(cfg.network.net_arch) == 2,
+            "network.net_arch",
+            f"must be two layer widths, got {cfg.network.net_arch} (the search's numba network runs two-layer trunks)",
+        )
+        check(
+            cfg.network.activation == "relu",
+            "network.activation",
+            f"must be relu (the search's numba network runs ReLU only), got {cfg.network.activation!r}",
+        )
     sp = cfg.selfplay
     check(
         sp.full_share == 1 or sp.cheap_sims < sp.sims,

@@ -25,10 +25,11 @@ import torch
 from agents.nets.checkpoint import model_bytes
 from training.common.budgets import WallBudget, describe_progress
 from training.common.cli import CliError, note_saving
-from training.common.commit import JOURNAL, commit_files, drop_commit, finish_commit
+from training.common.commit import JOURNAL, commit_files, finish_commit
 from training.common.config import ConfigError
 from training.common.jobs import LocalPool, check_backend, local_pool, map_jobs, stop_pool
 from training.common.ray_cluster import connect_ray
+from training.common.run_folder import RunLayout, claim_run_folder, empty_run_folder
 from training.expert_iteration.config import SearchTrainConfig, to_dict
 from training.expert_iteration.gate import gate_and_evaluate, match_job, opponent_win_rates
 from training.expert_iteration.learner import (
@@ -46,6 +47,15 @@ from training.matches.match import MatchResult
 
 STEPS = ("selfplay", "train", "gate")
 TRUNCATION_WARNING = 0.05  # share of an iteration's self-play games cut by max_turns that earns a warning
+
+#: what ``python -m training.search_train`` writes in its output_dir (the folder rule:
+#: :mod:`training.common.run_folder`)
+SEARCH_RUN = RunLayout(
+    files=("config.yaml", "best.zip", "metrics.json", "summary.json"),
+    folders=("checkpoints", "snapshots", "tb"),
+    checkpoint="checkpoints/state.json",
+    resume="--resume",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -166,8 +176,7 @@ def start_learning(run: Run, resume: bool, log: Any) -> Learning:
     """A new run's network, buffer and Adam (``init``), or, resuming, the checkpoint's with its state."""
     cfg = run.cfg
     obs_dim, num_actions = game_sizes(cfg)
-    if not resume:
-        drop_commit(run.ckpt / JOURNAL)  # an old run's unfinished checkpoint in this folder is not ours
+    if not resume:  # writes nothing: search_train claims the folder (an earlier run's files go) after this
         learner = initial_model(cfg)
         buffer = ReplayBuffer(cfg.buffer.capacity, obs_dim, num_actions, aux=cfg.train.aux_coef > 0)
         return Learning(learner, model_bytes(learner), buffer, make_optimizer(learner.policy, cfg))
@@ -509,8 +518,12 @@ def search_train(
     address: str | None = None,
     progress: bool = True,
     log: Any = print,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Run (or continue) expert iteration; returns the summary also written to ``summary.json``."""
+    """Run (or continue) expert iteration; returns the summary also written to ``summary.json``.
+
+    A new run into an ``output_dir`` that holds a run is refused unless ``force`` empties it first
+    (:func:`training.common.run_folder.claim_run_folder`); ``resume`` goes on with it."""
     import yaml
 
     check_backend(backend, address, workers)
@@ -519,7 +532,9 @@ def search_train(
     run = Run(cfg)
     if run.out.exists() and not run.out.is_dir():
         raise ConfigError(f"output_dir: {str(run.out)!r} exists and is not a directory")
-    learning = start_learning(run, resume, log)
+    learning = start_learning(run, resume, log)  # checks init, or the checkpoint's game
+    if claim_run_folder(run.out, resume, force, SEARCH_RUN):  # a folder of a run: refused, or --force
+        empty_run_folder(run.out, SEARCH_RUN)  # its checkpoint files too, so none is taken for this run's
     run.out.mkdir(parents=True, exist_ok=True)
     (run.out / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
     with open_session(run, workers, backend, address, device, budget, progress, log) as session:

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.nets.checkpoint import GAME_ATTR, game_meta, load_model, model_from_bytes
+from agents.nets.checkpoint import GAME_ATTR, describe_game, game_meta, load_model, model_from_bytes
 from agents.nets.policy_net import CardSlotPolicy, ScaledObs
 from splendor_env.actions import num_actions as game_num_actions
 from splendor_env.observation import obs_dim as game_obs_dim
 from training.common.agent_cache import WORKER_AGENTS
+from training.common.cli import CliError
 from training.common.config import ConfigError
 from training.common.model import policy_kwargs
 from training.expert_iteration.config import FRESH, SearchTrainConfig
@@ -105,8 +106,21 @@ def initial_model(cfg: SearchTrainConfig) -> Any:
 
 
 def load_learner(path: Any, cfg: SearchTrainConfig) -> Any:
-    """A checkpoint's learner, marked with the run's games."""
-    return mark_game(with_aux_head(load_model(path), cfg), cfg)
+    """A checkpoint's learner, marked with the run's games, which must be those it records.
+
+    Why checked: marked with a config's other players or modules, a 2-player network went on
+    training (and was saved, and shipped) as a 3-4 player one."""
+    model = load_model(path)
+    recorded = getattr(model, GAME_ATTR, None)
+    wanted = game_meta(cfg.player_counts, cfg.modules)
+    if recorded is not None and game_meta(recorded["players"], recorded["modules"]) != wanted:
+        theirs = game_meta(recorded["players"], recorded["modules"])
+        raise CliError(
+            f"--resume: {str(path)!r} is a network for {describe_game(theirs['players'], theirs['modules'])}, "
+            f"but the config gives {describe_game(wanted['players'], wanted['modules'])}: resume with the "
+            "run's players and modules, or start a new run (another output_dir, or --force)"
+        )
+    return mark_game(with_aux_head(model, cfg), cfg)
 
 
 def pick_device(choice: str) -> torch.device:

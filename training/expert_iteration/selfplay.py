@@ -63,6 +63,13 @@ def opponent_game(seed: int, iteration: int, game: int, num_players: int, share:
     return int(job_seed(seed, iteration, game, 4) % num_players)
 
 
+def opponent_spec(specs: list[str], seed: int, iteration: int, game: int) -> str:
+    """The fixed opponent of game ``game`` when it has them: one of ``selfplay.opponents``, drawn from
+    ``(seed, iteration, game)`` alone. A spec listed twice is drawn twice as often (drawn among the
+    distinct specs, a repeated one left the last specs of the list never playing)."""
+    return specs[job_seed(seed, iteration, game, 5) % len(specs)]
+
+
 def visit_target(counts: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The policy target: root visit counts over the legal ids, summing to 1 (zero elsewhere).
 
@@ -396,7 +403,7 @@ def selfplay_job(job: dict[str, Any]) -> dict[str, Any]:
         if seat is None:
             alone.append(Game(g, seeds, env, sp))
         else:
-            spec = sp["opponents"][job_seed(job["seed"], job["iteration"], g, 5) % len(opponents)]
+            spec = opponent_spec(sp["opponents"], job["seed"], job["iteration"], g)
             versus.append(Game(g, seeds, env, sp, opponents[spec], seat, spec))
     evaluator = make_evaluator(az, sp["batched_device"]) if sp["batched"] else None
     played = play_games(az, alone, evaluator, sp["batched_games"], sp["batched_lane_trees"])

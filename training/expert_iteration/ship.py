@@ -174,11 +174,41 @@ def parse_az_options(items: list[str]) -> dict[str, object]:
 
 def network_sizes(model_path: Path) -> tuple[int, int]:
     """(observation floats, action ids) the network's zip declares."""
+    data = network_data(model_path)
+    return int(data["observation_space"]["_shape"][0]), int(data["action_space"]["n"])
+
+
+def network_data(model_path: Path) -> dict[str, Any]:
+    """The ``data`` member of a network's zip (its spaces and recorded game), read without unpickling."""
     import zipfile
 
     with zipfile.ZipFile(model_path) as z:
-        data = json.loads(z.read("data").decode("utf-8"))
-    return int(data["observation_space"]["_shape"][0]), int(data["action_space"]["n"])
+        return json.loads(z.read("data").decode("utf-8"))
+
+
+def shipped_game(network: Path, cfg: dict[str, Any], refit: bool) -> dict[str, Any]:
+    """The game the shipped metadata names: the one the network records (``GAME_ATTR``), or the config's
+    for a network that records none.
+
+    Why the network's: ``config.yaml`` is the run's config as last written, and a refused ``--resume``
+    with other players used to rewrite it, so a 2-player network shipped claiming 3-4 players. A search
+    run's ``config.yaml`` that names another game than its network is refused (the metadata's config
+    would misname it too); a critic refit's config names the games it fit on, which may be fewer."""
+    from agents.nets.checkpoint import GAME_ATTR, describe_game, game_meta
+
+    configured = game_meta(cfg["players"], cfg.get("modules") or [])
+    recorded = network_data(network).get(GAME_ATTR)
+    try:
+        game = game_meta(recorded["players"], recorded["modules"])
+    except (KeyError, TypeError, ValueError):
+        return configured  # a network saved before networks recorded their game
+    if not refit and game != configured:
+        raise CliError(
+            f"{str(network)!r} is a network for {describe_game(game['players'], game['modules'])}, but its "
+            f"run's config.yaml names {describe_game(configured['players'], configured['modules'])} (changed "
+            "after training?): restore the run's players and modules in config.yaml, or ship another run"
+        )
+    return game
 
 
 def ship(
@@ -201,14 +231,13 @@ def ship(
         )
     facts = run_facts(run_dir, iteration)
     network = network_file(run_dir, iteration)
-    cfg = facts["config"]
-    players = cfg["players"] if isinstance(cfg["players"], list) else [cfg["players"]]
+    game = shipped_game(network, facts["config"], refit=(run_dir / "fit.json").is_file())
     obs, actions = network_sizes(network)
     meta: dict[str, Any] = {
         "name": name,
         "model": f"{name}.zip",
         "description": description,
-        "game": {"players": sorted(players), "modules": list(cfg["modules"])},
+        "game": game,
         "default": default,
         "observation_size": obs,
         "num_actions": actions,

@@ -91,7 +91,8 @@ class OpponentsConfig(Section):
 class EvalConfig(Section):
     every: Int(ge=0) = 200_000  # learner steps between evaluations; 0 = only at the end
     games: Int(ge=1) = 200  # per opponent, seat-rotated
-    opponents: list[Str] = ["random", "greedy"]
+    # at least one: every run ends with an evaluation, and best.zip follows one of them
+    opponents: list[Str] = Field(default=["random", "greedy"], min_length=1)
     best_opponent: OptStr = None  # eval opponent whose win rate selects best.zip (default: last)
 
 

@@ -21,11 +21,20 @@ from agents.pool import SNAPSHOTS
 from training.common.budgets import WallBudget
 from training.common.commit import JOURNAL, finish_commit
 from training.common.config import ConfigError
+from training.common.run_folder import RunLayout, claim_run_folder, empty_run_folder
 from training.ppo.callbacks import ProgressCallback, SelfPlayCallback
 from training.ppo.config import TrainConfig, to_dict
 from training.ppo.model import build_model, check_resume, game_meta, initialise_from
 from training.ppo.pretrain import behaviour_cloning
 from training.ppo.vec_env import MixedSelfPlayVecEnv, OpponentPool, SelfPlayVecEnv
+
+#: what ``python -m training.train`` writes in its output_dir (the folder rule: :mod:`training.common.run_folder`)
+PPO_RUN = RunLayout(
+    files=("config.yaml", "final.zip", "summary.json"),
+    folders=("checkpoints", "snapshots", "tb"),
+    checkpoint="checkpoints/latest.zip",
+    resume="--resume {checkpoint}",
+)
 
 
 def build_env(cfg: TrainConfig, seed: int) -> SelfPlayVecEnv | MixedSelfPlayVecEnv:
@@ -57,11 +66,15 @@ def resume_meta(resume: str) -> dict[str, Any]:
     return json.loads(meta_path.read_text()) if meta_path.is_file() else {}
 
 
-def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True) -> dict[str, Any]:
+def train(
+    cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True, force: bool = False
+) -> dict[str, Any]:
     """Run (or continue) training; returns the summary that is also written to summary.json.
 
-    Everything that can be refused (the checkpoint to resume, ``init_from`` and
-    its network) is checked before the output directory is created.
+    Everything that can be refused (the checkpoint to resume, its game and settings, ``init_from``
+    and its network, an output directory that holds a run) is checked before anything is written
+    there. A new run into a directory that holds a run is refused unless ``force`` empties it first
+    (:func:`training.common.run_folder.claim_run_folder`).
     """
     budget = WallBudget(cfg.max_wall_minutes)
     t_begin = budget.start
@@ -73,7 +86,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
     state: dict[str, Any] = {"best_score": -1.0, "best_timesteps": None, "eval_history": [], "pretrain": None}
     if resume:
         meta = resume_meta(resume)
-        check_resume(resume, cfg.modules)
+        check_resume(resume, cfg)
         start_steps = int(meta.get("num_timesteps", 0))
         env = build_env(cfg, seed=cfg.seed + start_steps)  # fresh deals, not a replay of the first ones
         model = load_ppo(resume, env=env, tensorboard_log=str(out / "tb"))
@@ -82,6 +95,8 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         model = build_model(cfg, env, str(out / "tb"))
         if cfg.init_from is not None:
             initialise_from(model, cfg.init_from)
+    if claim_run_folder(out, bool(resume), force, PPO_RUN):  # a folder of a run: refused, or --force
+        empty_run_folder(out, PPO_RUN)
     for sub in ("checkpoints", "snapshots", "tb"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
@@ -96,6 +111,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         )
     elif cfg.init_from is None and cfg.pretrain.teacher is not None:
         state["pretrain"] = behaviour_cloning(model, cfg, budget, progress=progress_bar)
+    state["config"] = to_dict(cfg)  # in every checkpoint's sidecar: what a resume must keep (check_resume)
     if any(e.spec == SNAPSHOTS for e in cfg.opponents.pool) and not env.pool.snapshot_paths:
         path = out / "snapshots" / f"snap_{model.num_timesteps}.zip"
         model.save(path)  # the initial policy, so the snapshot entry has something to draw
@@ -116,7 +132,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
     )
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     learner_steps = model.num_timesteps - start_steps
-    final_results = callback.run_eval()
+    final_eval = [r.as_dict() for r in callback.run_eval()]
     model.logger.dump(model.num_timesteps)
     model.save(out / "final.zip")
     callback.save_checkpoint(f"step_{model.num_timesteps}")
@@ -131,7 +147,7 @@ def train(cfg: TrainConfig, resume: str | None = None, progress_bar: bool = True
         "torch_threads": cfg.torch_threads,
         "learner_steps_per_s": learner_steps / wall if wall > 0 else None,
         "engine_steps_per_s": (learner_steps + env.opponent_steps) / wall if wall > 0 else None,
-        "final_eval": [r.as_dict() for r in final_results],
+        "final_eval": final_eval,
         "best_timesteps": state["best_timesteps"],
         "best_score": state["best_score"],
         "eval_history": state["eval_history"],

@@ -7,8 +7,12 @@ Every model records its games (``agents.nets.checkpoint.GAME_ATTR``), so a polic
 
 from __future__ import annotations
 
+import json
+import zipfile
+from pathlib import Path
 from typing import Any
 
+import yaml
 from sb3_contrib import MaskablePPO
 
 from agents.nets import checkpoint
@@ -73,8 +77,69 @@ def initialise_from(model: MaskablePPO, path: str) -> None:
         raise ConfigError(f"init_from: {path!r} has a different network: {e}") from e
 
 
-def check_resume(path: str, modules: list[str] | None = None) -> None:
-    """``--resume`` must name a loadable checkpoint for this game (checked before anything is created)."""
-    problem = model_zip_problem(path, modules)
+def check_resume(path: str, cfg: TrainConfig) -> None:
+    """``--resume`` must name a loadable checkpoint for this game, trained with the config's ``network``
+    and ``ppo`` sections (checked before anything is created or written).
+
+    Why the sections: the checkpoint holds its network and PPO settings, and the run goes on with them;
+    a config that changed one was ignored while ``config.yaml`` and ``summary.json`` claimed it. Why the
+    game: the loaded model keeps its recorded game, so a 2-player checkpoint resumed with ``players:
+    [3, 4]`` trained on 3 and 4 player games, saved as a 2-player network."""
+    problem = model_zip_problem(path, cfg.modules)
     if problem:
         raise ConfigError(f"--resume: {problem}")
+    recorded = recorded_game(path)
+    wanted = game_meta(cfg)
+    if recorded is not None and recorded != wanted:
+        raise ConfigError(
+            f"--resume: {str(path)!r} is a network for "
+            f"{checkpoint.describe_game(recorded['players'], recorded['modules'])}, but the config gives "
+            f"{checkpoint.describe_game(wanted['players'], wanted['modules'])}: resume with the run's "
+            "players and modules, or start a new run"
+        )
+    saved = saved_config(path)
+    if saved is None:
+        return
+    for section in ("network", "ppo"):
+        now = getattr(cfg, section)
+        try:
+            before = type(now).model_validate(saved[section])
+        except (KeyError, ValueError):
+            continue  # not there, or written by another version: nothing to compare with
+        for key in type(now).model_fields:
+            old, new = getattr(before, key), getattr(now, key)
+            if old != new:
+                raise ConfigError(
+                    f"--resume: the run was trained with {section}.{key} {old!r}, the config gives {new!r}: "
+                    f"a resumed run keeps the checkpoint's network and PPO settings; resume with "
+                    f"{section}.{key}: {old!r}, or start a new run"
+                )
+
+
+def recorded_game(path: str | Path) -> dict[str, Any] | None:
+    """The game a checkpoint records (``GAME_ATTR`` in its ``data`` member, read without unpickling),
+    normalised; ``None`` when it records none (saved before models did)."""
+    with zipfile.ZipFile(path) as z:
+        data = json.loads(z.read("data").decode("utf-8"))
+    meta = data.get(GAME_ATTR)
+    try:
+        return checkpoint.game_meta(meta["players"], meta["modules"])
+    except (KeyError, TypeError, ValueError):
+        return None  # none, or unreadable: loading the model names the problem
+
+
+def saved_config(path: str | Path) -> dict[str, Any] | None:
+    """The config a checkpoint was trained with: its sidecar's ``config`` (``NAME.json`` beside it), or
+    the ``config.yaml`` of the run folder it lies in (``RUN/checkpoints/NAME.zip``, before sidecars held
+    it); ``None`` when neither is there."""
+    path = Path(path)
+    sidecar = path.with_suffix(".json")
+    if sidecar.is_file():
+        config = json.loads(sidecar.read_text()).get("config")
+        if isinstance(config, dict):
+            return config
+    run_config = path.parent.parent / "config.yaml"
+    if path.parent.name == "checkpoints" and run_config.is_file():
+        config = yaml.safe_load(run_config.read_text())
+        return config if isinstance(config, dict) else None
+    return None
