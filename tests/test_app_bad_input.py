@@ -18,8 +18,7 @@ import agents
 from agents import runner
 from splendor_env.actions import BUY_RESERVED
 from splendor_env.records import check_record
-from tests.helpers.app_server import app_server, call, events
-from tests.test_serve import TOKENS, get, move, new_game
+from tests.helpers.app_server import TOKENS, app_server, call, events, get, move, new_game
 from training.app import store as store_module
 from training.app.checks import MAX_RECORD_ACTIONS
 

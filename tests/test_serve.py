@@ -23,12 +23,10 @@ import pytest
 import agents
 from agents import runner
 from splendor_env.records import replay, write_records
-from tests.helpers.app_server import app_server, call, events
+from tests.helpers.app_server import TOKENS, app_server, call, events, get, move, new_game, settled
+
 
 #: Each test game's seat tokens, by game id (the page keeps them the same way).
-TOKENS: dict[str, list[str]] = {}
-
-
 @pytest.fixture(scope="module")
 def records_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("records")
@@ -38,41 +36,6 @@ def records_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def url(records_dir: Path) -> Iterator[str]:
     with app_server(records_dir=records_dir) as base:
         yield base
-
-
-def settled(url: str, view: dict[str, Any]) -> dict[str, Any]:
-    """The game once the agents have moved (a human on move, or over), heard on the live stream."""
-    if (
-        not view["human_seats"]
-        or view["over"]
-        or (view["seat_on_move"] in view["my_seats"] and view["legal"])
-    ):
-        return view
-    return events(url, view["game_id"], TOKENS[view["game_id"]], until=lambda v: v["over"] or v["legal"])
-
-
-def new_game(url: str, **body: Any) -> dict[str, Any]:
-    status, view = call(url, "POST", "/api/games", body)
-    assert status == 201, view
-    TOKENS[view["game_id"]] = list(view.pop("tokens").values())
-    return settled(url, view)
-
-
-def move(url: str, view: dict[str, Any], action: Any, shown: int | None = None) -> tuple[int, Any]:
-    """Post a human move; on success the answer is the game once the agents have answered it."""
-    body = {
-        "action": action,
-        "move": view["move"] if shown is None else shown,
-        "tokens": TOKENS[view["game_id"]],
-    }
-    status, after = call(url, "POST", f"/api/games/{view['game_id']}/move", body)
-    return status, settled(url, after) if status == 200 else after
-
-
-def get(url: str, game_id: str) -> dict[str, Any]:
-    status, view = call(url, "GET", f"/api/games/{game_id}?tokens={','.join(TOKENS.get(game_id, []))}")
-    assert status == 200, view
-    return view
 
 
 def a_record(tmp_path: Path, num_players: int = 2, modules: tuple[str, ...] = ()) -> Path:

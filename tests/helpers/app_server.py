@@ -156,3 +156,42 @@ def raw_request(url: str, data: bytes, timeout: float = 5) -> tuple[float, bytes
                 if length and len(rest) >= int(length[0].split(b":")[1]):
                     break
     return time.monotonic() - start, b"".join(chunks)
+
+
+#: each game's seat tokens, by game id (what new_game was answered), for the helpers below
+TOKENS: dict[str, list[str]] = {}
+
+
+def settled(url: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The game once the agents have moved (a human on move, or over), heard on the live stream."""
+    if (
+        not view["human_seats"]
+        or view["over"]
+        or (view["seat_on_move"] in view["my_seats"] and view["legal"])
+    ):
+        return view
+    return events(url, view["game_id"], TOKENS[view["game_id"]], until=lambda v: v["over"] or v["legal"])
+
+
+def new_game(url: str, **body: Any) -> dict[str, Any]:
+    status, view = call(url, "POST", "/api/games", body)
+    assert status == 201, view
+    TOKENS[view["game_id"]] = list(view.pop("tokens").values())
+    return settled(url, view)
+
+
+def move(url: str, view: dict[str, Any], action: Any, shown: int | None = None) -> tuple[int, Any]:
+    """Post a human move; on success the answer is the game once the agents have answered it."""
+    body = {
+        "action": action,
+        "move": view["move"] if shown is None else shown,
+        "tokens": TOKENS[view["game_id"]],
+    }
+    status, after = call(url, "POST", f"/api/games/{view['game_id']}/move", body)
+    return status, settled(url, after) if status == 200 else after
+
+
+def get(url: str, game_id: str) -> dict[str, Any]:
+    status, view = call(url, "GET", f"/api/games/{game_id}?tokens={','.join(TOKENS.get(game_id, []))}")
+    assert status == 200, view
+    return view
