@@ -51,8 +51,6 @@ from .observation import obs_dim, observe
 from .render import render_as
 
 OBS_HIGH = 127.0
-#: Largest turn cap: the state array holds it as an int32.
-MAX_TURNS_LIMIT = st.MAX_TURNS_LIMIT
 #: Range of ``shaping_scale`` (reward per prestige point; the terminal reward is +-1).
 SHAPING_RANGE = (0.0, 1.0)
 

@@ -196,6 +196,22 @@ def game_of(model: Any, name: str = "model") -> dict[str, Any]:
     return {**game, "obs_dim": obs_dim, "num_actions": n_actions, "inferred": False}
 
 
+def zip_data(path: str | Path) -> dict[str, Any]:
+    """The ``data`` member of a model's zip (its spaces and recorded game), read without unpickling."""
+    with zipfile.ZipFile(path) as z:
+        return json.loads(z.read("data").decode("utf-8"))
+
+
+def recorded_game(path: str | Path) -> dict[str, Any] | None:
+    """The game a model's zip records (:data:`GAME_ATTR`, normalised by :func:`game_meta`), read without
+    unpickling; ``None`` when it records none (saved before models did) or none readable."""
+    meta = zip_data(path).get(GAME_ATTR)
+    try:
+        return game_meta(meta["players"], meta["modules"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def describe_game(players: list[int] | int, modules: list[str] | tuple[str, ...]) -> str:
     """``"3 or 4 players, base game"`` / ``"2 players, modules cities+orient"`` (for messages)."""
     counts = [players] if isinstance(players, int) else list(players)
@@ -248,4 +264,6 @@ __all__ = [
     "model_bytes",
     "model_from_bytes",
     "model_zip_problem",
+    "recorded_game",
+    "zip_data",
 ]

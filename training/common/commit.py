@@ -63,9 +63,3 @@ def finish_commit(journal: Path, leftovers: Iterable[Path] = ()) -> bool:
         with contextlib.suppress(FileNotFoundError):
             aside(path).unlink()
     return done
-
-
-def drop_commit(journal: Path) -> None:
-    """Forget an unfinished commit (a new run started in a folder where an old one was killed)."""
-    with contextlib.suppress(FileNotFoundError):
-        journal.unlink()

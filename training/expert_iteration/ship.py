@@ -174,16 +174,10 @@ def parse_az_options(items: list[str]) -> dict[str, object]:
 
 def network_sizes(model_path: Path) -> tuple[int, int]:
     """(observation floats, action ids) the network's zip declares."""
-    data = network_data(model_path)
+    from agents.nets.checkpoint import zip_data
+
+    data = zip_data(model_path)
     return int(data["observation_space"]["_shape"][0]), int(data["action_space"]["n"])
-
-
-def network_data(model_path: Path) -> dict[str, Any]:
-    """The ``data`` member of a network's zip (its spaces and recorded game), read without unpickling."""
-    import zipfile
-
-    with zipfile.ZipFile(model_path) as z:
-        return json.loads(z.read("data").decode("utf-8"))
 
 
 def shipped_game(network: Path, cfg: dict[str, Any], refit: bool) -> dict[str, Any]:
@@ -194,13 +188,11 @@ def shipped_game(network: Path, cfg: dict[str, Any], refit: bool) -> dict[str, A
     with other players used to rewrite it, so a 2-player network shipped claiming 3-4 players. A search
     run's ``config.yaml`` that names another game than its network is refused (the metadata's config
     would misname it too); a critic refit's config names the games it fit on, which may be fewer."""
-    from agents.nets.checkpoint import GAME_ATTR, describe_game, game_meta
+    from agents.nets.checkpoint import describe_game, game_meta, recorded_game
 
     configured = game_meta(cfg["players"], cfg.get("modules") or [])
-    recorded = network_data(network).get(GAME_ATTR)
-    try:
-        game = game_meta(recorded["players"], recorded["modules"])
-    except (KeyError, TypeError, ValueError):
+    game = recorded_game(network)
+    if game is None:
         return configured  # a network saved before networks recorded their game
     if not refit and game != configured:
         raise CliError(

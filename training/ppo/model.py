@@ -8,7 +8,6 @@ Every model records its games (``agents.nets.checkpoint.GAME_ATTR``), so a polic
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +87,7 @@ def check_resume(path: str, cfg: TrainConfig) -> None:
     problem = model_zip_problem(path, cfg.modules)
     if problem:
         raise ConfigError(f"--resume: {problem}")
-    recorded = recorded_game(path)
+    recorded = checkpoint.recorded_game(path)
     wanted = game_meta(cfg)
     if recorded is not None and recorded != wanted:
         raise ConfigError(
@@ -114,18 +113,6 @@ def check_resume(path: str, cfg: TrainConfig) -> None:
                     f"a resumed run keeps the checkpoint's network and PPO settings; resume with "
                     f"{section}.{key}: {old!r}, or start a new run"
                 )
-
-
-def recorded_game(path: str | Path) -> dict[str, Any] | None:
-    """The game a checkpoint records (``GAME_ATTR`` in its ``data`` member, read without unpickling),
-    normalised; ``None`` when it records none (saved before models did)."""
-    with zipfile.ZipFile(path) as z:
-        data = json.loads(z.read("data").decode("utf-8"))
-    meta = data.get(GAME_ATTR)
-    try:
-        return checkpoint.game_meta(meta["players"], meta["modules"])
-    except (KeyError, TypeError, ValueError):
-        return None  # none, or unreadable: loading the model names the problem
 
 
 def saved_config(path: str | Path) -> dict[str, Any] | None:
